@@ -1,0 +1,1 @@
+"""The built-in game plugins, registered through the "pbm" entry-point group like any other."""

@@ -1,0 +1,222 @@
+"""The `pbm` command: the command grammar on the command line, and operator subcommands."""
+
+import json
+import os
+import secrets
+import sys
+
+import click
+
+from .config import Config, default_ini_text
+
+EX_REFUSED = 1
+EX_TEMPFAIL = 75
+
+
+class PbmGroup(click.Group):
+    """Subcommands take precedence; any other words are a command of the grammar (2.5)."""
+
+    def resolve_command(self, ctx, args):
+        if args and args[0] in self.commands and args[0] != "run":
+            return super().resolve_command(ctx, args)
+        return "run", self.commands["run"], args
+
+
+@click.group(cls=PbmGroup, invoke_without_command=False)
+@click.option("--home", type=click.Path(file_okay=False), help="The server's home (default $PBM_HOME or ~/.pbm).")
+@click.option("--from", "sender", metavar="ADDR", help="Act as a mail from ADDR, not as the operator.")
+@click.option("--body", type=click.File("r"), help="The mail body: a file, or - for standard input.")
+@click.option("--headers", is_flag=True, help="Print whole messages, not just their bodies.")
+@click.version_option(package_name="pbm")
+@click.pass_context
+def cli(ctx, home, sender, body, headers):
+    """pbm: a play-by-email board game server.
+
+    Run a server command as the operator, e.g.
+
+        pbm knightpanic show 101
+
+    or one of the subcommands below.
+    """
+    ctx.obj = {
+        "config": Config.load(home),
+        "sender": sender,
+        "body": body.read() if body else "",
+        "headers": headers,
+    }
+
+
+@cli.command(
+    "run",
+    hidden=True,
+    add_help_option=False,
+    context_settings={"ignore_unknown_options": True, "allow_extra_args": True},
+)
+@click.argument("words", nargs=-1, type=click.UNPROCESSED)
+@click.pass_obj
+def run(obj, words):
+    from .dispatch import Request, TransientError, is_transient, open_server
+    from .mailin import comment_from, strip_body
+
+    if not words:
+        raise click.UsageError("Give a command, e.g. `pbm help`, or a subcommand (`pbm --help`).")
+    lines = strip_body(obj["body"])
+    request = Request(
+        text=" ".join(words),
+        body=comment_from(lines),
+        sender=obj["sender"],
+        body_lines=lines,
+    )
+    try:
+        with open_server(obj["config"]) as server:
+            result = server.execute(request)
+    except Exception as error:
+        if isinstance(error, TransientError) or is_transient(error):
+            click.echo(f"pbm: try again later: {error}", err=True)
+            sys.exit(EX_TEMPFAIL)
+        raise
+    for mail in result.printed:
+        if obj["headers"]:
+            from .mailout import compose
+
+            click.echo(compose(obj["config"], mail).as_string())
+        else:
+            click.echo(mail.body.rstrip("\n"))
+    for _, mail in result.queued:
+        click.echo(f"mailed: {mail.subject} -> {', '.join(mail.to)}", err=True)
+    sys.exit(0 if result.ok else EX_REFUSED)
+
+
+@cli.command()
+@click.pass_obj
+def init(obj):
+    """Create the home: pbm.ini, secret.key, the outbox and the database."""
+    config = obj["config"]
+    home = config.home
+    for sub in ("", "outbox/tmp", "outbox/new", "outbox/cur", "templates", "log"):
+        (home / sub).mkdir(parents=True, exist_ok=True)
+    ini = home / "pbm.ini"
+    if not ini.exists():
+        ini.write_text(default_ini_text(), encoding="utf-8")
+    key = home / "secret.key"
+    if not key.exists():
+        descriptor = os.open(key, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(descriptor, "wb") as handle:
+            handle.write(secrets.token_bytes(32))
+    applied = _migrate(Config.load(home))
+    click.echo(f"pbm home ready at {home} ({applied} migrations applied)")
+
+
+def _migrate(config) -> int:
+    from .plugins import get_migration_sets
+    from .storage import Store, core_migrations
+
+    sets = [core_migrations] + get_migration_sets()
+    config.home.mkdir(parents=True, exist_ok=True)
+    store = Store.open(config.db_path)
+    try:
+        pending = store.pending_migrations(sets)
+        store.apply_migrations(sets)
+        store.enable_wal()
+        return len(pending)
+    finally:
+        store.close()
+
+
+@cli.command()
+@click.option("--list", "list_only", is_flag=True, help="Show applied and pending migrations only.")
+@click.pass_obj
+def migrate(obj, list_only):
+    """Apply pending database migrations (core and game plugins)."""
+    config = obj["config"]
+    if not list_only:
+        click.echo(f"{_migrate(config)} migrations applied")
+        return
+    from .plugins import get_migration_sets
+    from .storage import Store, core_migrations
+
+    sets = [core_migrations] + get_migration_sets()
+    store = Store.open(config.db_path)
+    try:
+        for name, migration, applied_at in store.applied_migrations(sets):
+            click.echo(f"applied  {name}: {migration} ({applied_at})")
+        for name, migration in store.pending_migrations(sets):
+            click.echo(f"pending  {name}: {migration}")
+    finally:
+        store.close()
+
+
+@cli.group()
+def outbox():
+    """Outgoing mail: deliver what is due, list it, retry one message."""
+
+
+def _open_store(config):
+    from .storage import Store
+
+    if not config.db_path.exists():
+        raise click.ClickException(f"No database at {config.db_path}: run `pbm init`")
+    return Store.open(config.db_path)
+
+
+@outbox.command()
+@click.pass_obj
+def flush(obj):
+    """Deliver every queued message that is due."""
+    from .mailout import flush as flush_outbox
+
+    store = _open_store(obj["config"])
+    try:
+        counts = flush_outbox(store, obj["config"])
+    finally:
+        store.close()
+    click.echo(", ".join(f"{n} {what}" for what, n in counts.items()))
+
+
+@outbox.command("list")
+@click.option("--all", "show_all", is_flag=True, help="Include messages already sent.")
+@click.pass_obj
+def list_outbox(obj, show_all):
+    """List queued and failed messages (with --all, sent ones too)."""
+    store = _open_store(obj["config"])
+    try:
+        rows = store.outbox_rows(None if show_all else ("pending", "sending", "failed"))
+    finally:
+        store.close()
+    for row in rows:
+        to = ", ".join(json.loads(row["recipients"]))
+        line = f"{row['id']:>6}  {row['status']:<8} {row['attempts']:>2}  {row['created_at']}  {row['kind']:<8} {to}"
+        if row["status"] == "pending" and row["attempts"]:
+            line += f"  next {row['next_attempt_at']}"
+        if row["last_error"]:
+            line += f"  [{row['last_error']}]"
+        click.echo(line)
+    if not rows:
+        click.echo("The outbox is empty.")
+
+
+@outbox.command()
+@click.argument("row_id", type=int)
+@click.pass_obj
+def retry(obj, row_id):
+    """Send one queued or failed message now."""
+    from .config import now, stamp
+    from .mailout import deliver
+
+    store = _open_store(obj["config"])
+    try:
+        if not store.outbox_reschedule(row_id, stamp(now())):
+            raise click.ClickException(f"No queued or failed message {row_id}")
+        counts = deliver(store, obj["config"], [row_id])
+    finally:
+        store.close()
+    click.echo(", ".join(f"{n} {what}" for what, n in counts.items()))
+
+
+@cli.command()
+def plugins():
+    """List the installed games and the distributions they come from."""
+    from .plugins import plugin_listing
+
+    for name, display, dist, version in plugin_listing():
+        click.echo(f"{name:<16}{display:<16}{dist} {version}".rstrip())

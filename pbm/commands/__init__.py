@@ -1,0 +1,3 @@
+"""One function per pbmserv command; importing this package registers them all."""
+
+from . import accounts, info, play  # noqa: F401

@@ -1,0 +1,170 @@
+"""Account commands: signup, add, change password, change address, signoff."""
+
+import re
+
+from ..config import stamp
+from ..grammar import RESERVED_WORDS, command, is_valid_userid
+
+MAX_ADDRESSES = 5
+ADDRESS_RE = re.compile(
+    r"[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]{1,64}@"
+    r"(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
+    r"(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*"
+)
+PASSWORD_RE = re.compile(r"[!-~]{4,64}")
+
+
+def check_password(ctx, password: str):
+    if not PASSWORD_RE.fullmatch(password) or password.startswith("-") or password == "**":
+        ctx.fail(
+            'Passwords must be 4 to 64 characters without spaces and must not start with "-"'
+        )
+
+
+def parse_addresses(ctx, tokens) -> list[str]:
+    """Bare addr-specs only (no names, no lists); none given means the sender's."""
+    if not tokens:
+        if not ctx.request.sender:
+            ctx.fail("Give at least one address: nobody sent this command by mail")
+        tokens = [ctx.request.sender]
+    addresses = []
+    for token in tokens:
+        address = token.strip("<>")
+        if not ADDRESS_RE.fullmatch(address):
+            ctx.fail(f'Invalid address "{token}"')
+        local, _, domain = address.rpartition("@")
+        address = f"{local}@{domain.lower()}"
+        if address.lower() not in {a.lower() for a in addresses}:
+            addresses.append(address)
+    if len(addresses) > MAX_ADDRESSES:
+        ctx.fail(f"At most {MAX_ADDRESSES} addresses per user")
+    return addresses
+
+
+def _union(*groups) -> list[str]:
+    seen, result = set(), []
+    for group in groups:
+        for address in group:
+            if address.lower() not in seen:
+                seen.add(address.lower())
+                result.append(address)
+    return result
+
+
+@command(
+    "signup",
+    "global",
+    "signup userid password [address...]",
+    min_args=2,
+    secrets=(1,),
+    new_secrets=(1,),
+)
+def signup(ctx):
+    """Creates an account; without an address, the sender's address is used."""
+    userid, password = ctx.args[0].lower(), ctx.args[1]
+    if userid in RESERVED_WORDS or userid in ctx.server.games:
+        ctx.fail(f'"{userid}" is a reserved word and cannot be a userid')
+    if not is_valid_userid(userid):
+        ctx.fail(
+            'Userids must be 2 to 16 characters: a letter, then letters, digits, "_", "." or "-"'
+        )
+    if ctx.store.get_user(userid) is not None:
+        ctx.fail(f'Userid "{userid}" is already taken')
+    check_password(ctx, password)
+    addresses = parse_addresses(ctx, ctx.args[2:])
+    ctx.store.create_user(userid, ctx.password_hash(password), addresses, stamp(ctx.now))
+    body = ctx.render("mail/account_created.txt", userid=userid, addresses=addresses)
+    subject = f"Account {userid} created"
+    ctx.mail_user(userid, subject, body, "account", addresses)
+    if not ctx.sender_is_among(addresses):
+        ctx.reply(subject, body, kind="account")
+
+
+@command("add", "global", "add userid password address...", min_args=3, secrets=(1,), auth=(0, 1))
+def add(ctx):
+    """Adds addresses to an account (at most 5 in all)."""
+    ctx.authenticate(ctx.args[0], ctx.args[1])
+    old = ctx.store.addresses(ctx.userid)
+    new = _union(old, parse_addresses(ctx, ctx.args[2:]))
+    if len(new) > MAX_ADDRESSES:
+        ctx.fail(f"At most {MAX_ADDRESSES} addresses per user")
+    ctx.store.set_addresses(ctx.userid, new)
+    _account_changed(ctx, old, new)
+
+
+@command(
+    "change address",
+    "global",
+    "change address userid password [address...]",
+    min_args=2,
+    secrets=(1,),
+    auth=(0, 1),
+)
+def change_address(ctx):
+    """Replaces an account's addresses; none given means the sender's."""
+    ctx.authenticate(ctx.args[0], ctx.args[1])
+    old = ctx.store.addresses(ctx.userid)
+    new = parse_addresses(ctx, ctx.args[2:])
+    ctx.store.set_addresses(ctx.userid, new)
+    _account_changed(ctx, old, new)
+
+
+def _account_changed(ctx, old, new):
+    lowered_old = {a.lower() for a in old}
+    lowered_new = {a.lower() for a in new}
+    body = ctx.render(
+        "mail/account_changed.txt",
+        userid=ctx.userid,
+        addresses=new,
+        added=[a for a in new if a.lower() not in lowered_old],
+        removed=[a for a in old if a.lower() not in lowered_new],
+    )
+    recipients = _union(old, new)
+    ctx.mail_user(ctx.userid, f"Account {ctx.userid} changed", body, "account", recipients)
+
+
+@command(
+    "change password",
+    "global",
+    "change password userid current new",
+    min_args=3,
+    max_args=3,
+    secrets=(1, 2),
+    auth=(0, 1),
+    new_secrets=(2,),
+)
+def change_password(ctx):
+    """Replaces an account's password."""
+    ctx.authenticate(ctx.args[0], ctx.args[1])
+    check_password(ctx, ctx.args[2])
+    ctx.store.set_password_hash(ctx.userid, ctx.password_hash(ctx.args[2]))
+    body = ctx.render("mail/password_changed.txt", userid=ctx.userid)
+    ctx.mail_user(ctx.userid, f"Password changed for {ctx.userid}", body, "account")
+
+
+@command(
+    "signoff",
+    "global",
+    "signoff userid password",
+    aliases=("delete",),
+    min_args=2,
+    max_args=2,
+    secrets=(1,),
+    auth=(0, 1),
+)
+def signoff(ctx):
+    """Deletes the account; its active boards are forfeited at once."""
+    from .play import forfeit_for_departure
+
+    ctx.authenticate(ctx.args[0], ctx.args[1])
+    userid = ctx.userid
+    addresses = ctx.store.addresses(userid)
+    forfeited = []
+    for row in ctx.store.active_boards_of_user(userid):
+        game = ctx.server.game_for_board(row["game"])
+        forfeited.append(f"{game.display_name} board {row['number']}")
+        forfeit_for_departure(ctx, row, userid)
+    ctx.store.delete_user(userid, stamp(ctx.now))
+    ctx.store.audit(stamp(ctx.now), "delete", userid=userid, detail={"boards": forfeited})
+    body = ctx.render("mail/account_deleted.txt", userid=userid, forfeited=forfeited)
+    ctx.mail_user(userid, f"Account {userid} deleted", body, "account", addresses)

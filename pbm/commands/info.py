@@ -1,0 +1,244 @@
+"""Information commands: help, list, games, show (spec 3.2, 3.3)."""
+
+from ..boards import Board
+from ..grammar import REGISTRY, command, did_you_mean, find_game, parse_board
+from ..position import replay
+from ..summary import board_table
+
+HELP_TOPICS = ("commands", "tutorial", "games")
+EXCLUSIVE_SELECTORS = ("active", "inactive", "archived", "next")
+
+
+# -- help ----------------------------------------------------------------------------------
+
+
+@command("help", "global", "help [commands|tutorial|games|<game>|<command>...]")
+def help_(ctx):
+    """Mails help: the command list, a tutorial, the games, a game's rules or a command."""
+    for subject in ctx.args or ["commands"]:
+        text = _help_text(ctx, subject)
+        if text is None:
+            candidates = list(HELP_TOPICS) + list(ctx.server.games) + _command_words()
+            ctx.fail(f'No help available for "{subject}"' + did_you_mean(subject, candidates))
+        ctx.reply(f"Help {subject}", ctx.render("mail/help.txt", text=text), kind="help")
+
+
+@command("help", "game", "{game} help", max_args=0)
+def game_help(ctx):
+    """Mails the rules, options and move notation of the game."""
+    ctx.reply(
+        f"Help {ctx.game.name}",
+        ctx.render("mail/help.txt", text=_game_help(ctx.game)),
+        kind="help",
+    )
+
+
+def _command_words():
+    return sorted({s.word for specs in REGISTRY.values() for s in specs})
+
+
+def _help_text(ctx, subject):
+    word = subject.lower()
+    games = ctx.server.games
+    if word == "commands":
+        return ctx.render(
+            "help/commands.txt",
+            global_specs=sorted(REGISTRY["global"], key=lambda s: s.name),
+            game_specs=sorted(REGISTRY["game"], key=lambda s: s.name),
+        )
+    if word == "tutorial":
+        return ctx.render("help/tutorial.txt", games=list(games.values()))
+    if word == "games":
+        return ctx.render("help/games.txt", games=list(games.values()))
+    game = find_game(word, games)
+    if game is not None:
+        return _game_help(game)
+    specs = [s for scope in ("global", "game") for s in REGISTRY[scope] if word in (s.word, *s.aliases)]
+    if specs:
+        return ctx.render("help/command.txt", specs=specs)
+    return None
+
+
+def _game_help(game) -> str:
+    options = game.parse_options({}, game.min_players)
+    state = game.initial_state(options, game.min_players, 0)
+    return game.help_text() + "\n\nThe start position:\n\n" + game.render_board(state, None)
+
+
+# -- list and games ------------------------------------------------------------------------
+
+
+@command("list", "global", "list [game...]")
+def list_(ctx):
+    """Lists the game types, or the boards of the named games."""
+    games = ctx.server.games
+    if not ctx.args:
+        counts = ctx.store.active_board_counts()
+        lines = [
+            f"{'Game':<16}{'Name':<16}{'Players':<9}Active boards",
+        ] + [
+            f"{g.name:<16}{g.display_name:<16}{_players(g):<9}{counts.get(g.name, 0)}"
+            for g in games.values()
+        ]
+        ctx.reply("List of games", ctx.render("mail/game_list.txt", lines=lines), kind="list")
+        return
+    chosen = []
+    for word in ctx.args:
+        game = find_game(word, games)
+        if game is None:
+            ctx.fail(f'Unknown game "{word}"' + did_you_mean(word, list(games)))
+        chosen.append(game)
+    for game in dict.fromkeys(chosen):
+        boards = [Board(ctx, row) for row in ctx.store.boards_of_game(game.name)]
+        _games_mail(ctx, game, boards, None)
+
+
+def _players(game) -> str:
+    if game.min_players == game.max_players:
+        return str(game.min_players)
+    return f"{game.min_players}-{game.max_players}"
+
+
+@command("games", "game", "{game} games [userid...] [active|inactive|archived|next|all]")
+def games(ctx):
+    """Lists the boards of the game, optionally of some users or a selector."""
+    boards = _select(ctx, ctx.args, default="all")
+    _games_mail(ctx, ctx.game, boards, _heading(ctx.args))
+
+
+def _games_mail(ctx, game, boards, heading):
+    body = ctx.render(
+        "mail/board_list.txt",
+        game=game,
+        heading=heading,
+        lines=board_table(game, boards) if boards else [],
+    )
+    ctx.reply(f"List of {game.display_name} games", body, kind="list")
+
+
+def _heading(args) -> str | None:
+    return " ".join(a.lower() for a in args) or None
+
+
+# -- show -----------------------------------------------------------------------------------
+
+
+@command(
+    "show",
+    "game",
+    "{game} show board[#n]... | {game} show userid... [active|inactive|archived|next|all]",
+)
+def show(ctx):
+    """Mails the full summary of boards: by number (#n for an earlier position) or by user."""
+    args = [a for i, a in enumerate(ctx.args) if not _is_board_word(ctx.args, i)]
+    if not args:
+        ctx.fail("This would generate too much mail -- please refine request")
+    if parse_board(args[0], allow_ply=True) is None:
+        boards = _select(ctx, args, default="all")
+        if not boards:
+            _show_summary(ctx, [], [], f"No boards found for {' '.join(args).lower()}")
+            return
+        _check_mail_cap(ctx, len(boards))
+        for board in boards:
+            _show_board(ctx, board, None)
+        return
+    requests = []
+    for token in args:
+        parsed = parse_board(token, allow_ply=True)
+        if parsed is None:
+            ctx.fail("Give either board numbers or userids, not both")
+        requests.append(parsed)
+    _check_mail_cap(ctx, len(requests))
+    shown, not_shown = [], []
+    for number, ply in requests:
+        row = ctx.store.get_board(ctx.game.name, number)
+        if row is None:
+            not_shown.append(f"{number} (not found)")
+            continue
+        board = Board(ctx, row)
+        made = board.position.plies_made
+        if ply is not None:
+            upto = made + ply if ply < 0 else ply
+            if not 0 <= upto <= made:
+                not_shown.append(f"{number} (Board {number} has only {made} moves)")
+                continue
+            ply = upto
+        _show_board(ctx, board, ply)
+        shown.append(str(number))
+    if not_shown:
+        _show_summary(ctx, shown, not_shown)
+
+
+def _is_board_word(args, i) -> bool:
+    """In show, the word `board` before a number is ignored."""
+    return (
+        args[i].lower() == "board"
+        and i + 1 < len(args)
+        and parse_board(args[i + 1], allow_ply=True) is not None
+    )
+
+
+def _check_mail_cap(ctx, count):
+    if count > ctx.config.number("limits.max_show_mails"):
+        ctx.fail("This would generate too much mail -- please refine request")
+
+
+def _show_board(ctx, board, ply):
+    title = f"Summary of {board.title_name}"
+    position = None
+    if ply is not None and ply != board.position.plies_made:
+        title += f" after move {ply}"
+        position = replay(
+            board.game, board.options, board.seat_userids, board.row["seed"], board.plies, upto=ply
+        )
+    body = ctx.render(
+        "mail/board.txt",
+        **ctx.board_context(board, None, title=title, full_moves=True, timing=True, position=position),
+    )
+    ctx.reply(ctx.board_subject(board), body, kind="show")
+
+
+def _show_summary(ctx, shown, not_shown, message=""):
+    body = ctx.render("mail/show_summary.txt", shown=shown, not_shown=not_shown, message=message)
+    ctx.reply("Show summary", body, kind="show")
+
+
+# -- selectors ------------------------------------------------------------------------------
+
+
+def _select(ctx, args, default):
+    """Boards of this game chosen by userids and one selector word (3.3.1)."""
+    userids, selectors = [], []
+    for token in args:
+        word = token.lower()
+        if parse_board(token, allow_ply=True) is not None:
+            ctx.fail("Give either board numbers or userids, not both")
+        if word in EXCLUSIVE_SELECTORS + ("all", "tournament", "standard"):
+            selectors.append(word)
+        else:
+            ctx.require_user(word)
+            userids.append(word)
+    exclusive = [s for s in selectors if s in EXCLUSIVE_SELECTORS]
+    if len(set(exclusive)) > 1:
+        ctx.fail("Use only one of active, inactive, archived or next")
+    selector = exclusive[0] if exclusive else (selectors[0] if selectors else default)
+    if selector == "next" and not userids:
+        ctx.fail("The next selector needs at least one userid")
+    if selector == "tournament":
+        return []
+    rows = ctx.store.boards_of_game(
+        ctx.game.name, userids, include_archived=selector == "archived"
+    )
+    boards = []
+    for row in rows:
+        if selector == "active" and row["status"] != "active":
+            continue
+        if selector == "inactive" and (row["status"] == "active" or row["archived_at"]):
+            continue
+        if selector == "archived" and not row["archived_at"]:
+            continue
+        board = Board(ctx, row)
+        if selector == "next" and board.on_move_userid() not in userids:
+            continue
+        boards.append(board)
+    return boards

@@ -1,0 +1,292 @@
+"""Creating boards and playing on them: challenge, move, pass, swap, resign (spec 3.4, 3.5)."""
+
+import secrets
+
+from ..boards import Board
+from ..config import parse_stamp, stamp
+from ..game import MoveError, OptionError
+from ..grammar import command, is_valid_userid, parse_board, split_guard
+from ..position import PLAYING
+
+VOTE_WORDS = ("propose", "undo", "accept", "reject")
+DAY_SECONDS = 86400
+
+
+# -- challenge ---------------------------------------------------------------------------
+
+
+@command(
+    "challenge",
+    "game",
+    "{game} challenge userid userid... [-option...] [--nagtime=D] [--forfeittime=D] [--totaltime=D]",
+    min_abbrev=5,
+    takes_options=True,
+    min_args=1,
+)
+def challenge(ctx):
+    """Starts a new board between the named users, in seat order."""
+    game = ctx.game
+    userids = [u.lower() for u in ctx.args]
+    problems = []
+    if len(userids) < game.min_players:
+        problems.append(f"At least {game.min_players} players must play")
+    if len(userids) > game.max_players:
+        problems.append(f"At most {game.max_players} players can play")
+    known = []
+    for userid in dict.fromkeys(userids):
+        user = ctx.store.get_user(userid) if is_valid_userid(userid) else None
+        if user is None or user["status"] != "active":
+            problems.append(f"Unknown userid: {userid}")
+        else:
+            known.append(userid)
+    try:
+        options = game.parse_options(ctx.parsed.params, len(userids))
+    except OptionError as error:
+        problems.append(str(error))
+    refusing = []
+    for userid in known:
+        limit = ctx.store.challenge_limit(game.name, userid)
+        if limit is None:
+            continue
+        active = ctx.store.count_active_boards(game.name, userid)
+        if limit == 0:
+            problems.append(f"{userid} is not accepting {game.display_name} challenges")
+            if active == 0:
+                refusing.append(userid)
+        elif active >= limit:
+            problems.append(
+                f"{userid} has reached their limit of active {game.display_name} games ({limit})"
+            )
+    if problems:
+        for userid in refusing:
+            ctx.store.set_inactive_flag(game.name, userid, True)
+        ctx.refuse("\n".join(problems), subject="Invalid challenge")
+        return
+    defaults = ctx.server.timeout_defaults()
+    server_options = ctx.parsed.server_options
+    number = ctx.store.next_board_number(game.name)
+    board_id = ctx.store.create_board(
+        game=game.name,
+        number=number,
+        options=options,
+        seed=secrets.randbits(63),
+        nag_days=server_options.get("nag_days", defaults["nag_days"]),
+        forfeit_days=server_options.get("forfeit_days", defaults["forfeit_days"]),
+        total_days=server_options.get("total_days", 0),
+        created_at=stamp(ctx.now),
+        userids=userids,
+        rated=game.is_rated(options),
+    )
+    board = Board(ctx, ctx.store.board_by_id(board_id))
+    board.set_comment("Challenger", ctx.request.body)
+    board.settle()
+    intro = f"A new {game.display_name} board ({number}) has been started."
+    first = board.on_move_userid()
+    subject = f"New {board.title_name}" + (f" {first}" if first else "")
+    subject += " **" if board.row["comment_text"] else ""
+    ctx.send_board_mails(board, subject=subject, title=intro, spectator_to_sender=True)
+
+
+# -- move and its standalone forms ---------------------------------------------------------
+
+
+@command(
+    "move",
+    "game",
+    "{game} move board userid password move[#n]",
+    aliases=("board", "mvoe"),
+    min_args=4,
+    max_args=4,
+    secrets=(2,),
+    auth=(1, 2),
+)
+def move(ctx):
+    """Plays a move (or pass, swap, resign) on a board."""
+    text, guard = split_guard(ctx.args[3])
+    _act(ctx, text, guard)
+
+
+def _standalone(word):
+    def handler(ctx):
+        guard = None
+        if len(ctx.args) == 4:
+            if not ctx.args[3].startswith("#") or len(ctx.args[3]) < 2:
+                ctx.syntax_error()
+            guard = ctx.args[3][1:]
+        _act(ctx, word, guard)
+
+    handler.__doc__ = {
+        "pass": "Passes, where the game allows it (-- is the same).",
+        "swap": "Takes over the first player's side under the pie rule.",
+        "resign": "Resigns the game; before your first move it declines the board.",
+    }[word]
+    return handler
+
+
+for _word, _aliases in (("pass", ("--",)), ("swap", ()), ("resign", ())):
+    command(
+        _word,
+        "game",
+        f"{{game}} {_word} board userid password [#n]",
+        aliases=_aliases,
+        min_args=3,
+        max_args=4,
+        secrets=(2,),
+        auth=(1, 2),
+    )(_standalone(_word))
+
+
+def _act(ctx, text, guard):
+    board = _authenticated_board(ctx)
+    userid = ctx.userid
+    if not board.active:
+        ctx.fail("The game has ended", board)
+    seats = board.position.seats_of(userid)
+    if not seats:
+        ctx.fail("You are NOT playing this game", board)
+    playing = [s for s in seats if board.position.statuses[s] == PLAYING]
+    if not playing:
+        ctx.fail("You have resigned from this game", board)
+    word = text.lower()
+    if word in VOTE_WORDS:
+        ctx.fail(f"Draw and undo votes are not available on this server yet", board)
+    on_move = board.position.to_move()
+    if word == "resign":
+        _check_guard(ctx, board, text, guard)
+        seat = on_move if on_move in playing else playing[0]
+        if board.is_withdrawal(seat):
+            withdraw(ctx, board, seat)
+            return
+        if on_move not in playing:
+            ctx.fail("It is not your move", board)
+        board.resign(seat)
+        _after_ply(ctx, board, [f"{userid} has resigned."])
+        return
+    if on_move not in playing:
+        ctx.fail("It is not your move", board)
+    seat = on_move
+    _check_guard(ctx, board, text, guard)
+    if _out_of_total_time(ctx, board, seat):
+        return
+    if word in ("pass", "--"):
+        if not board.game.can_pass(board.position.state, seat):
+            ctx.fail(f"{board.game.display_name} does not allow passing", board)
+        board.play(seat, "pass", "pass")
+        events = []
+    elif word == "swap":
+        _check_swap(ctx, board)
+        board.play(seat, "swap", "swap")
+        events = [f"{userid} has swapped sides."]
+    else:
+        if not text:
+            ctx.fail(f'Invalid move "{text}" entered', board)
+        try:
+            canonical = board.game.parse_move(board.position.state, seat, text)
+        except MoveError as error:
+            ctx.fail(str(error), board)
+        board.play(seat, "move", canonical)
+        events = []
+    _after_ply(ctx, board, events)
+
+
+def _authenticated_board(ctx) -> Board:
+    token = parse_board(ctx.args[0])
+    if token is None:
+        ctx.syntax_error()
+    board = ctx.load_board(token[0])
+    ctx.authenticate(ctx.args[1], ctx.args[2])
+    return board
+
+
+def _check_guard(ctx, board, text, guard):
+    if guard is None:
+        return
+    if not guard.isdigit():
+        ctx.fail(f'Invalid move number "{guard}" specified', board)
+    if int(guard) != board.position.move_number:
+        ctx.fail(f"Move {text} received as move #{board.position.move_number}", board)
+
+
+def _check_swap(ctx, board):
+    game = board.game
+    if game.swap_after is None or board.position.seats != 2:
+        ctx.fail(f"{game.display_name} does not support swapping", board)
+    plies = board.position.plies
+    if plies and plies[-1]["kind"] == "swap":
+        ctx.fail("The board has just been swapped. Please make a move", board)
+    if len(plies) != game.swap_after:
+        ctx.fail(f"You can only swap after move number {game.swap_after}", board)
+
+
+def _out_of_total_time(ctx, board, seat) -> bool:
+    """With --totaltime, a seat past its allowance forfeits instead of moving."""
+    total_days = board.row["total_days"]
+    if not total_days:
+        return False
+    running = (ctx.now - parse_stamp(board.row["last_move_at"])).total_seconds()
+    if board.position.time_used[seat] + running < total_days * DAY_SECONDS:
+        return False
+    userid = board.position.holders[seat]
+    event = f"{userid} forfeits: exceeded the total time limit of {total_days} days."
+    leave(ctx, board, seat, "forfeit", event)
+    ctx.refuse("You used too much time")
+    return True
+
+
+def _after_ply(ctx, board, events):
+    board.set_comment(ctx.userid, ctx.request.body)
+    board.settle()
+    ctx.send_board_mails(board, events)
+
+
+# -- leaving a board -----------------------------------------------------------------------
+
+
+def leave(ctx, board, seat, kind, event):
+    """A resignation or forfeit: a withdrawal in the first round, else a ply."""
+    if board.is_withdrawal(seat):
+        withdraw(ctx, board, seat)
+        return
+    board.resign(seat, kind)
+    board.settle()
+    ctx.send_board_mails(board, [event])
+
+
+def forfeit_for_departure(ctx, row, userid):
+    """A deleted account forfeits every seat it still plays on the board."""
+    board = Board(ctx, row)
+    for seat in board.position.seats_of(userid):
+        if board.active and board.position.statuses[seat] == PLAYING:
+            leave(ctx, board, seat, "forfeit", f"{userid} has left the server and forfeits.")
+            board = Board(ctx, ctx.store.board_by_id(row["id"]))
+
+
+def withdraw(ctx, board, seat):
+    """Declining to play (3.5.3): the seat goes, the log is set aside, nothing is rated."""
+    game = board.game
+    userid = board.position.holders[seat]
+    at = stamp(ctx.now)
+    audience = board.audience()
+    remaining = [u for s, u in enumerate(board.seat_userids) if s != seat]
+    ctx.store.undo_all_moves(board.id, at)
+    ctx.store.drop_snapshot(board.id)
+    ctx.store.audit(at, "withdrawal", game=game.name, board=board.number, userid=userid)
+    if ctx.store.count_active_boards(game.name, userid, except_board=board.id) == 0:
+        ctx.store.set_inactive_flag(game.name, userid, True)
+    if len(remaining) < game.min_players:
+        ctx.store.set_board_status(board.id, "removed")
+        event = (
+            f"{userid} has declined to play. Too few players are left, so the board has been "
+            "removed."
+        )
+        body = ctx.render("mail/board_removed.txt", game=game, number=board.number, event=event)
+        subject = f"{game.display_name} board {board.number} has been removed"
+        for recipient in dict.fromkeys(audience + [userid]):
+            ctx.mail_user(recipient, subject, body, "board")
+        return
+    ctx.store.set_seat_userids(board.id, remaining)
+    restarted = Board(ctx, ctx.store.board_by_id(board.id))
+    restarted.settle()
+    ctx.send_board_mails(
+        restarted, [f"{userid} has decided not to play. The game has been re-started."]
+    )

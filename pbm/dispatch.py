@@ -1,0 +1,397 @@
+"""The one dispatcher: a request (mail, `multiple` line or command line) in, mails out.
+
+Each request runs in one BEGIN IMMEDIATE transaction together with its inbox key and
+every mail it produces, so a command and its mail commit or vanish together.
+"""
+
+import errno
+import logging
+import sqlite3
+import traceback
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+
+from . import commands  # noqa: F401  (registers every command with the grammar)
+from .boards import Board
+from .config import now, stamp
+from .grammar import GrammarError, mask_unparsed, normalize, parse
+from .mailout import Mail, deliver, queue
+from .plugins import get_games, get_migration_sets
+from .security import hash_password, mask_secrets, needs_rehash, verify_password
+from .storage import Store, core_migrations
+from .templating import text_environment
+
+log = logging.getLogger("pbm.dispatch")
+
+QUOTED_BODY_LINES = 20
+
+
+class TransientError(Exception):
+    """The MTA should try again later (exit 75): locked or full database, missing plugin."""
+
+
+class CommandError(Exception):
+    """A refusal: the message goes to the sender, with the board's summary if given."""
+
+    def __init__(self, message: str, board: Board | None = None):
+        super().__init__(message)
+        self.message = message
+        self.board = board
+
+
+@dataclass
+class Request:
+    text: str
+    body: str = ""
+    sender: str | None = None  # where direct replies go; None: the operator at a terminal
+    key: str | None = None  # inbox key against duplicates
+    message_id: str | None = None
+    body_lines: list[str] = field(default_factory=list)  # the stripped body, for quoting
+
+    @property
+    def operator(self) -> bool:
+        return self.sender is None
+
+
+@dataclass
+class Result:
+    ok: bool
+    duplicate: bool = False
+    printed: list[Mail] = field(default_factory=list)
+    queued: list[tuple[int, Mail]] = field(default_factory=list)
+
+
+def is_transient(error: BaseException) -> bool:
+    if isinstance(error, TransientError):
+        return True
+    if isinstance(error, sqlite3.OperationalError):
+        text = str(error).lower()
+        return any(w in text for w in ("locked", "busy", "disk is full", "disk i/o"))
+    return isinstance(error, OSError) and error.errno in (errno.ENOSPC, errno.EDQUOT)
+
+
+@contextmanager
+def open_server(config, games=None):
+    """A server on $PBM_HOME's database; refuses to run on a schema not yet migrated."""
+    if not config.db_path.exists():
+        raise TransientError(f"No database at {config.db_path}: run `pbm init`")
+    store = Store.open(config.db_path)
+    try:
+        server = Server(config, store, games)
+        pending = server.pending_migrations()
+        if pending:
+            raise TransientError(f"{len(pending)} migrations pending: run `pbm migrate`")
+        yield server
+    finally:
+        store.close()
+
+
+class Server:
+    def __init__(self, config, store, games: dict | None = None):
+        self.config = config
+        self.store = store
+        self.games = games if games is not None else get_games()
+        self.templates = text_environment(config.home)
+        for game in self.games.values():
+            game.templates = self.templates
+
+    # -- services for commands ------------------------------------------------------
+
+    def migration_sets(self):
+        return [core_migrations] + get_migration_sets()
+
+    def pending_migrations(self):
+        return self.store.pending_migrations(self.migration_sets())
+
+    def game_for_board(self, name: str):
+        if name not in self.games:
+            raise TransientError(f'The plugin of game "{name}" is not installed')
+        return self.games[name]
+
+    def timeout_defaults(self) -> dict:
+        return {
+            "nag_days": self.config.number("timeouts.nag_days"),
+            "forfeit_days": self.config.number("timeouts.forfeit_days"),
+        }
+
+    def rating_lines(self, board, result) -> list[str]:
+        return []
+
+    def render(self, template: str, **values) -> str:
+        return self.templates.get_template(template).render(**values).strip("\n")
+
+    # -- the pipeline ----------------------------------------------------------------
+
+    def execute(self, request: Request) -> Result:
+        if request.key and self.store.inbox_seen(request.key):
+            log.info("duplicate message %s skipped", request.key)
+            return Result(ok=True, duplicate=True)
+        try:
+            parsed, grammar_error = parse(request.text, self.games, self._nag_default()), None
+        except GrammarError as error:
+            parsed, grammar_error = None, error
+        checks = self._verify_passwords(parsed) if parsed else {}
+        try:
+            with self.store.write():
+                if request.key:
+                    if self.store.inbox_seen(request.key):
+                        return Result(ok=True, duplicate=True)
+                    self.store.inbox_add(request.key, stamp(now()))
+                ctx = Context(self, request, parsed, checks)
+                if grammar_error is not None:
+                    ctx.refuse_grammar(grammar_error)
+                else:
+                    ctx.run()
+                result = self._queue(ctx)
+        except Exception as error:
+            if is_transient(error):
+                raise
+            return self._internal_error(request, error)
+        deliver(self.store, self.config, [row_id for row_id, _ in result.queued])
+        return result
+
+    def refuse_message(self, request: Request, message: str) -> Result:
+        """Answer a message we will not run (too large) with an error, once."""
+        with self.store.write():
+            if request.key:
+                if self.store.inbox_seen(request.key):
+                    return Result(ok=True, duplicate=True)
+                self.store.inbox_add(request.key, stamp(now()))
+            ctx = Context(self, request, None, {})
+            ctx.refuse(message)
+            result = self._queue(ctx)
+        deliver(self.store, self.config, [row_id for row_id, _ in result.queued])
+        return result
+
+    def _nag_default(self) -> int:
+        return self.config.number("timeouts.nag_days")
+
+    def _verify_passwords(self, parsed) -> dict:
+        """argon2 is slow: check and hash passwords before taking the write lock."""
+        checks = {}
+        pair = parsed.auth_pair()
+        if pair is not None:
+            userid, password = pair
+            stored = self.store.password_hash(userid)
+            checks[(userid, password, stored)] = verify_password(stored, password)
+        for position in parsed.spec.new_secrets:
+            if position < len(parsed.args):
+                checks[("new", parsed.args[position])] = hash_password(parsed.args[position])
+        return checks
+
+    def _queue(self, ctx) -> Result:
+        result = Result(ok=not ctx.refused)
+        for mail in ctx.mails:
+            if mail.to_sender and ctx.request.operator:
+                result.printed.append(mail)
+            elif mail.to:
+                row_id = queue(self.store, self.config, mail, ctx.request.message_id)
+                result.queued.append((row_id, mail))
+        return result
+
+    def _internal_error(self, request: Request, error: Exception) -> Result:
+        details = "".join(traceback.format_exception(error))
+        log.error("internal error on %r:\n%s", mask_unparsed(request.text.split()), details)
+        reply = Mail(
+            kind="error",
+            subject="PBM error",
+            body=self.render("mail/internal_error.txt"),
+            to=[request.sender] if request.sender else [],
+            reply=True,
+            to_sender=True,
+        )
+        mails = [reply]
+        operator = self.config.get("server.operator_address")
+        if operator:
+            mails.append(
+                Mail(
+                    kind="operator",
+                    subject="PBM internal error",
+                    body=self.render(
+                        "mail/operator_alert.txt",
+                        command=" ".join(mask_unparsed(normalize(request.text).split())),
+                        sender=request.sender or "the command line",
+                        details=details,
+                    ),
+                    to=[operator],
+                )
+            )
+        result = Result(ok=False)
+        with self.store.write():
+            if request.key and not self.store.inbox_seen(request.key):
+                self.store.inbox_add(request.key, stamp(now()))
+            for mail in mails:
+                if mail.to_sender and request.operator:
+                    result.printed.append(mail)
+                elif mail.to:
+                    result.queued.append(
+                        (queue(self.store, self.config, mail, request.message_id), mail)
+                    )
+        deliver(self.store, self.config, [row_id for row_id, _ in result.queued])
+        return result
+
+
+class Context:
+    """What a command function works with: the request, the store, the mails it sends."""
+
+    def __init__(self, server: Server, request: Request, parsed, checks: dict):
+        self.server = server
+        self.store = server.store
+        self.config = server.config
+        self.request = request
+        self.parsed = parsed
+        self.game = parsed.game if parsed else None
+        self.checks = checks
+        self.now = now()
+        self.mails: list[Mail] = []
+        self.refused = False
+        self.userid: str | None = None  # the authenticated user
+
+    @property
+    def args(self) -> list[str]:
+        return self.parsed.args
+
+    @property
+    def spec(self):
+        return self.parsed.spec
+
+    # -- running and refusing ---------------------------------------------------------
+
+    def run(self):
+        try:
+            with self.store.savepoint():
+                if self.spec.operator_only and not self.request.operator:
+                    self.fail(f"The {self.spec.word} command is only available to the operator")
+                self.spec.handler(self)
+        except CommandError as error:
+            self.refuse(error.message, board=error.board)
+
+    def fail(self, message: str, board: Board | None = None):
+        raise CommandError(message, board)
+
+    def syntax_error(self):
+        self.fail(f'Syntax is "{self.spec.syntax_for(self.game)}"')
+
+    def refuse(self, message: str, board: Board | None = None, subject: str | None = None):
+        """Answer the sender with an error mail (5.7); the command is not carried out."""
+        self.refused = True
+        secrets = self.parsed.secrets if self.parsed else None
+        self._error_mail(message, board, secrets, self.game, subject)
+
+    def refuse_grammar(self, error: GrammarError):
+        self.refused = True
+        secrets = None
+        if error.spec is not None:
+            secrets = [error.args_[i] for i in error.spec.secrets if i < len(error.args_)]
+        self._error_mail(error.message, None, secrets, error.game)
+
+    def _error_mail(self, message, board, secrets, game, subject=None):
+        if subject is not None:
+            pass
+        elif board is not None:
+            subject = f"{board.title_name} Error"
+        elif game is not None:
+            subject = f"{game.display_name} error"
+        else:
+            subject = "PBM error"
+        subject_line = normalize(self.request.text)
+        body_lines = self.request.body_lines[:QUOTED_BODY_LINES]
+        if secrets is None:
+            subject_line = " ".join(mask_unparsed(subject_line.split()))
+            quoted = [f"Subject: {subject_line}"] + body_lines
+        else:
+            quoted = [mask_secrets(line, secrets) for line in [f"Subject: {subject_line}"] + body_lines]
+        summary = ""
+        if board is not None:
+            summary = self.render(
+                "mail/board.txt",
+                **self.board_context(board, self.userid, full_moves=True, timing=True),
+            )
+        self.reply(subject, self.render("mail/error.txt", message=message, summary=summary,
+                                        quoted=quoted), kind="error")
+
+    # -- authentication and lookups ---------------------------------------------------
+
+    def authenticate(self, userid: str, password: str):
+        userid = userid.lower()
+        user = self.store.get_user(userid)
+        active = user is not None and user["status"] == "active"
+        stored = user["password_hash"] if active else None
+        verdict = self.checks.get((userid, password, stored))
+        if verdict is None:
+            verdict = verify_password(stored, password)
+        if not active:
+            self.fail("Invalid userid entered")
+        if not verdict:
+            self.fail("Invalid password entered")
+        if needs_rehash(stored):
+            self.store.set_password_hash(userid, hash_password(password))
+        self.userid = userid
+        return user
+
+    def password_hash(self, password: str) -> str:
+        """The hash made before the transaction, or one made now."""
+        return self.checks.get(("new", password)) or hash_password(password)
+
+    def load_board(self, number: int) -> Board:
+        row = self.store.get_board(self.game.name, number)
+        if row is None:
+            self.fail(f"{self.game.display_name} board {number} not found")
+        return Board(self, row)
+
+    def require_user(self, userid: str):
+        """A userid named without a password must exist."""
+        from .grammar import did_you_mean
+
+        user = self.store.get_user(userid.lower())
+        if user is None or user["status"] != "active":
+            self.fail(f'No such user "{userid}"' + did_you_mean(userid, self.store.active_userids()))
+        return user
+
+    # -- mail ------------------------------------------------------------------------
+
+    def render(self, template: str, **values) -> str:
+        return self.server.render(template, **values)
+
+    def reply(self, subject: str, body: str, kind: str = "reply"):
+        """A direct answer to whoever sent the command."""
+        to = [self.request.sender] if self.request.sender else []
+        self.mails.append(Mail(kind, subject, body, to, reply=True, to_sender=True))
+
+    def mail_user(self, userid: str, subject: str, body: str, kind: str, addresses=None):
+        addresses = addresses if addresses is not None else self.store.addresses(userid)
+        if addresses:
+            self.mails.append(Mail(kind, subject, body, list(addresses), userid=userid))
+
+    def sender_is_among(self, addresses) -> bool:
+        sender = (self.request.sender or "").lower()
+        return bool(sender) and sender in {a.lower() for a in addresses}
+
+    def board_context(self, board, viewer, **kw):
+        from .summary import board_context
+
+        if kw.get("title") is None:
+            kw["title"] = f"Summary of {board.title_name}"
+        return board_context(self, board, viewer, **kw)
+
+    def board_subject(self, board) -> str:
+        on_move = board.on_move_userid() if board.active else None
+        subject = board.title_name + (f" {on_move}" if on_move else "")
+        return subject + (" **" if board.row["comment_text"] else "")
+
+    def send_board_mails(self, board, events=(), *, subject=None, title=None, spectator_to_sender=False):
+        """One mail per audience member, each in their own perspective (3.5.2)."""
+        subject = subject or self.board_subject(board)
+        recipients = []
+        for userid in board.audience():
+            body = self.render(
+                "mail/board.txt", **self.board_context(board, userid, events=events, title=title)
+            )
+            addresses = self.store.addresses(userid)
+            self.mail_user(userid, subject, body, "board", addresses)
+            recipients.extend(addresses)
+        if spectator_to_sender and not self.sender_is_among(recipients):
+            body = self.render(
+                "mail/board.txt", **self.board_context(board, None, events=events, title=title)
+            )
+            self.reply(subject, body, kind="board")

@@ -1,0 +1,289 @@
+"""The one command grammar shared by mail Subjects, `multiple` lines and the command line.
+
+Parsing is pure: it turns text into a `Parsed` command (or a `GrammarError`) without
+touching the database, so the same words mean the same thing through every door.
+"""
+
+import difflib
+import re
+from dataclasses import dataclass, field
+from typing import Callable
+
+MAX_COMMAND_CHARS = 512
+MAX_COMMAND_TOKENS = 64
+
+USERID_RE = re.compile(r"[a-z][a-z0-9_.-]{1,15}")
+OPTION_RE = re.compile(r"-([A-Za-z][A-Za-z0-9_]*)(?:=(.*))?", re.S)
+SERVER_OPTION_RE = re.compile(r"--([A-Za-z][A-Za-z0-9_]*)(?:=(.*))?", re.S)
+PREFIX_RE = re.compile(
+    r"^\s*(?:(?:re|fwd?|aw|wg|sv|vs|antw|tr)\s*(?:\[\d+\]|\^\d+)?\s*:|\[[^\]]*\])\s*", re.I
+)
+BOARD_RE = re.compile(r"(\d+)(?:#(-?\d+))?")
+
+# Every command word and alias of the server spec (2.3), implemented or not: none may be a userid.
+COMMAND_VOCABULARY = frozenset(
+    """help signup add change signoff delete list message broadcast multiple all vacation cleanup
+    standings ratings history games show showas replay challenge move board mvoe pass swap resign
+    propose undo accept reject queue qmove qboard moveq boardq submit confirm preview chat
+    subscribe unsubscribe notify limit seek invite decline digest html export""".split()
+)
+RESERVED_WORDS = COMMAND_VOCABULARY | frozenset(
+    "all active inactive next archived tournament standard board new on off none cancel inf".split()
+)
+SELECTORS = ("active", "inactive", "archived", "next", "all", "tournament", "standard")
+
+
+def reserved_command_words():
+    return COMMAND_VOCABULARY
+
+
+class GrammarError(Exception):
+    """The words do not form a command; the message says how to write it right."""
+
+    def __init__(self, message: str, *, game=None, spec=None, args=()):
+        super().__init__(message)
+        self.message = message
+        self.game = game
+        self.spec = spec
+        self.args_ = list(args)
+
+
+@dataclass
+class CommandSpec:
+    name: str
+    scope: str  # "global" or "game"
+    syntax: str
+    handler: Callable
+    summary: str
+    aliases: tuple[str, ...] = ()
+    min_abbrev: int | None = None
+    subword: str | None = None
+    takes_options: bool = False
+    min_args: int = 0
+    max_args: int | None = None
+    secrets: tuple[int, ...] = ()  # argument positions holding passwords
+    auth: tuple[int, int] | None = None  # (userid position, password position)
+    new_secrets: tuple[int, ...] = ()  # passwords hashed before the transaction
+    operator_only: bool = False
+
+    @property
+    def word(self) -> str:
+        return self.name.split()[0]
+
+    def syntax_for(self, game) -> str:
+        return self.syntax.replace("{game}", game.name if game else "game")
+
+
+REGISTRY: dict[str, list[CommandSpec]] = {"global": [], "game": []}
+
+
+def command(name, scope, syntax, **fields):
+    """Register the decorated function as the handler of a command word."""
+
+    def register(handler):
+        words = name.split()
+        spec = CommandSpec(
+            name=name,
+            scope=scope,
+            syntax=syntax,
+            handler=handler,
+            summary=(handler.__doc__ or "").strip(),
+            subword=words[1] if len(words) > 1 else None,
+            **fields,
+        )
+        REGISTRY[scope].append(spec)
+        return handler
+
+    return register
+
+
+@dataclass
+class Parsed:
+    spec: CommandSpec
+    game: object | None
+    args: list[str]
+    params: dict = field(default_factory=dict)
+    server_options: dict = field(default_factory=dict)
+    tokens: list[str] = field(default_factory=list)
+
+    @property
+    def secrets(self) -> list[str]:
+        return [self.args[i] for i in self.spec.secrets if i < len(self.args)]
+
+    def auth_pair(self):
+        if self.spec.auth is None:
+            return None
+        user_at, password_at = self.spec.auth
+        if max(user_at, password_at) >= len(self.args):
+            return None
+        return self.args[user_at].lower(), self.args[password_at]
+
+
+def normalize(text: str) -> str:
+    """Tabs and line breaks to spaces, reply and forward prefixes and list tags stripped."""
+    text = re.sub(r"[\t\r\n\v\f]", " ", text or "")
+    text = "".join(c for c in text if c.isprintable())
+    while True:
+        stripped = PREFIX_RE.sub("", text, count=1)
+        if stripped == text:
+            return text.strip()
+        text = stripped
+
+
+def tokenize(text: str) -> list[str]:
+    if len(text) > MAX_COMMAND_CHARS:
+        raise GrammarError("Command too long")
+    tokens = [t for t in text.split() if t != "**"]
+    if len(tokens) > MAX_COMMAND_TOKENS:
+        raise GrammarError("Command too long")
+    if not tokens:
+        raise GrammarError("No command given")
+    return tokens
+
+
+SERVER_OPTION_NAMES = ("nagtime", "forfeittime", "totaltime")
+
+
+def extract_options(tokens, nag_days_default=7):
+    """Split tokens into positional words, game parameters and server options."""
+    positional, params, server = [], {}, {}
+    for token in tokens:
+        if token in ("--", "-") or re.match(r"-\d", token):
+            positional.append(token)
+            continue
+        match = SERVER_OPTION_RE.fullmatch(token)
+        if match:
+            name = match.group(1).lower()
+            if name not in SERVER_OPTION_NAMES:
+                raise GrammarError(f'Unknown server option "--{name}"')
+            server[name] = match.group(2)
+            continue
+        match = OPTION_RE.fullmatch(token)
+        if match:
+            value = match.group(2)
+            params[match.group(1).lower()] = True if value is None else value
+            continue
+        positional.append(token)
+    return positional, params, _check_server_options(server, nag_days_default)
+
+
+def _check_server_options(raw, nag_days_default):
+    def days(name, low, high, message):
+        value = raw.get(name)
+        if value is None:
+            return None
+        if not re.fullmatch(r"\d{1,5}", value or "") or not low <= int(value) <= high:
+            raise GrammarError(message)
+        return int(value)
+
+    options = {}
+    nag = days("nagtime", 1, 365, "--nagtime must be between 1 and 365 days")
+    if nag is not None:
+        options["nag_days"] = nag
+    floor = nag if nag is not None else nag_days_default
+    forfeit = days(
+        "forfeittime", floor, 365, "--forfeittime must be between --nagtime and 365 days"
+    )
+    if forfeit is not None:
+        options["forfeit_days"] = forfeit
+    total = days("totaltime", 0, 3650, "--totaltime must be between 0 and 3650 days")
+    if total is not None:
+        options["total_days"] = total
+    return options
+
+
+def did_you_mean(word: str, candidates) -> str:
+    close = difflib.get_close_matches(word.lower(), list(candidates), n=1, cutoff=0.75)
+    return f' Did you mean "{close[0]}"?' if close else ""
+
+
+def find_game(word: str, games: dict):
+    lowered = word.lower()
+    for game in games.values():
+        if lowered in (game.name, game.display_name.lower()):
+            return game
+    return None
+
+
+def _resolve(word: str, specs):
+    lowered = word.lower()
+    for test in (
+        lambda s: s.word == lowered,
+        lambda s: lowered in s.aliases,
+        lambda s: s.min_abbrev is not None
+        and len(lowered) >= s.min_abbrev
+        and s.word.startswith(lowered),
+    ):
+        matches = [s for s in specs if test(s)]
+        if matches:
+            return matches
+    return []
+
+
+def parse(text: str, games: dict, nag_days_default: int = 7) -> Parsed:
+    tokens = tokenize(normalize(text))
+    positional, params, server_options = extract_options(tokens, nag_days_default)
+    if not positional:
+        raise GrammarError("No command given")
+    game = find_game(positional[0], games)
+    if game is not None:
+        scope, words = "game", positional[1:]
+        if not words:
+            raise GrammarError(
+                f'No command given for {game.display_name}. Send "help {game.name}" for its commands.',
+                game=game,
+            )
+        candidates = sorted({w for s in REGISTRY["game"] for w in (s.word, *s.aliases)})
+    else:
+        scope, words = "global", positional
+        candidates = sorted(
+            {s.word for s in REGISTRY["global"]} | {g.name for g in games.values()}
+        )
+    specs = _resolve(words[0], REGISTRY[scope])
+    if not specs:
+        raise GrammarError(
+            f'Unknown command "{words[0]}".' + did_you_mean(words[0], candidates), game=game
+        )
+    args = words[1:]
+    if specs[0].subword is not None:
+        chosen = [s for s in specs if args and s.subword == args[0].lower()]
+        if not chosen:
+            lines = " or ".join(f'"{s.syntax_for(game)}"' for s in specs)
+            raise GrammarError(f"Syntax is {lines}", game=game, spec=specs[0], args=args)
+        specs, args = chosen, args[1:]
+    spec = specs[0]
+    if (params or server_options) and not spec.takes_options:
+        raise GrammarError(
+            f"The {spec.word} command takes no options", game=game, spec=spec, args=args
+        )
+    if len(args) < spec.min_args or (spec.max_args is not None and len(args) > spec.max_args):
+        raise GrammarError(
+            f'Syntax is "{spec.syntax_for(game)}"', game=game, spec=spec, args=args
+        )
+    return Parsed(spec, game, args, params, server_options, tokens)
+
+
+def parse_board(token: str, allow_ply=False):
+    """`101` or, where allowed, `101#5` / `101#-2`; None when it is no board token."""
+    match = BOARD_RE.fullmatch(token)
+    if not match or (match.group(2) is not None and not allow_ply):
+        return None
+    ply = int(match.group(2)) if match.group(2) is not None else None
+    return int(match.group(1)), ply
+
+
+def split_guard(text: str):
+    """Take the `#n` guard off a move text: (text, guard string or None)."""
+    head, sep, tail = text.rpartition("#")
+    if not sep or not tail:
+        return text, None
+    return head, tail
+
+
+def is_valid_userid(userid: str) -> bool:
+    return bool(USERID_RE.fullmatch(userid))
+
+
+def mask_unparsed(tokens) -> list[str]:
+    """Where the syntax is unknown, hide every token after the second."""
+    return list(tokens[:2]) + ["..."] * max(0, len(tokens) - 2)

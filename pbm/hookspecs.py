@@ -1,0 +1,15 @@
+"""The hooks a pbm plugin may implement."""
+
+import pluggy
+
+hookspec = pluggy.HookspecMarker("pbm")
+
+
+@hookspec
+def register_games(register):
+    """Call register(game) for each game type the plugin provides."""
+
+
+@hookspec
+def register_migrations(register):
+    """Call register(migrations) with a sqlite_utils.Migrations named "pbm-game-<name>"."""

@@ -1,0 +1,280 @@
+"""Mail in (server spec 4): one RFC 822 message from an MTA, through the dispatcher.
+
+Exit codes: 0 processed, answered, dropped by the loop guard or a duplicate;
+75 (EX_TEMPFAIL) when the MTA should try again later.
+"""
+
+import hashlib
+import logging
+import os
+import re
+import sys
+from email import policy
+from email.parser import BytesHeaderParser, BytesParser
+from email.utils import getaddresses
+from html.parser import HTMLParser
+
+EX_OK = 0
+EX_TEMPFAIL = 75
+MAX_COMMENT_LINES = 100
+MAX_COMMENT_CHARS = 8000
+READ_CHUNK = 65536
+
+log = logging.getLogger("pbm.mailin")
+
+ADDR_SPEC_RE = re.compile(r"[^\s@<>()\[\],;:\"]+@[A-Za-z0-9.-]+")
+TITLE_RE = re.compile(
+    r"^(?:(?:Summary|Preview|Replay|Submit|Nag|Subscription Summary|Notification) of \S+ Board"
+    r"|A new \S+ board \(\d+\) has been started\.)"
+)
+FORWARD_MARKERS = (
+    "-----original message-----",
+    "begin forwarded message:",
+    "---------- forwarded message",
+)
+
+
+class _HTMLText(HTMLParser):
+    """HTML to plain lines: blocks end lines, scripts and quotes are dropped."""
+
+    BLOCKS = {
+        "p", "div", "br", "li", "ul", "ol", "tr", "table", "h1", "h2", "h3", "h4", "h5", "h6",
+        "pre", "hr", "section", "article", "header", "footer", "dd", "dt",
+    }
+    SKIPPED = {"script", "style", "blockquote", "head", "title"}
+
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.parts: list[str] = []
+        self.skipping = 0
+
+    def handle_starttag(self, tag, attrs):
+        if tag in self.SKIPPED:
+            self.skipping += 1
+        elif tag in self.BLOCKS:
+            self.parts.append("\n")
+
+    def handle_startendtag(self, tag, attrs):
+        if tag in self.BLOCKS:
+            self.parts.append("\n")
+
+    def handle_endtag(self, tag):
+        if tag in self.SKIPPED:
+            self.skipping = max(0, self.skipping - 1)
+        elif tag in self.BLOCKS:
+            self.parts.append("\n")
+
+    def handle_data(self, data):
+        if not self.skipping:
+            self.parts.append(re.sub(r"\s+", " ", data))
+
+
+def html_to_text(html: str) -> str:
+    parser = _HTMLText()
+    parser.feed(html)
+    parser.close()
+    return "\n".join(line.strip() for line in "".join(parser.parts).split("\n"))
+
+
+def _part_text(part) -> str:
+    try:
+        return part.get_content()
+    except (LookupError, UnicodeError, AssertionError, KeyError):
+        payload = part.get_payload(decode=True) or b""
+        return payload.decode("utf-8", errors="replace")
+
+
+def body_text(message) -> str:
+    """The plain text of the message: the text/plain part, else the HTML part as text."""
+    try:
+        part = message.get_body(preferencelist=("plain", "html"))
+    except (KeyError, AttributeError, IndexError):
+        part = None
+    if part is None:
+        return ""
+    text = _part_text(part)
+    if not isinstance(text, str):
+        return ""
+    if part.get_content_subtype() == "html":
+        text = html_to_text(text)
+    return text
+
+
+def _is_reply_header(lines, i) -> bool:
+    line = lines[i].strip()
+    lowered = line.lower()
+    if lowered.startswith("on ") and lowered.endswith("wrote:"):
+        return True
+    if lowered.startswith("on ") and i + 1 < len(lines) and lines[i + 1].strip().lower().endswith("wrote:"):
+        return True
+    if any(lowered.startswith(marker) for marker in FORWARD_MARKERS):
+        return True
+    if lowered.startswith("from:"):
+        following = [l.strip().lower() for l in lines[i + 1 : i + 4]]
+        return any(l.startswith(("sent:", "date:", "to:")) for l in following)
+    return False
+
+
+def strip_body(text: str) -> list[str]:
+    """The sender's own words: cut at signatures, quoted replies and our own mail text."""
+    lines = [line.rstrip() for line in text.replace("\r\n", "\n").replace("\r", "\n").split("\n")]
+    kept = []
+    for i, line in enumerate(lines):
+        trimmed = line.strip()
+        if trimmed == "--" or re.fullmatch(r"_{10,}", trimmed) or trimmed == "*" * 60:
+            break
+        if _is_reply_header(lines, i) or TITLE_RE.match(trimmed):
+            break
+        if trimmed.startswith(">"):
+            continue
+        kept.append(line)
+    while kept and not kept[0].strip():
+        kept.pop(0)
+    while kept and not kept[-1].strip():
+        kept.pop()
+    return kept
+
+
+def comment_from(lines: list[str]) -> str:
+    text = "\n".join(lines[:MAX_COMMENT_LINES])
+    if len(lines) > MAX_COMMENT_LINES or len(text) > MAX_COMMENT_CHARS:
+        return text[:MAX_COMMENT_CHARS].rstrip() + "\n[comment truncated]"
+    return text
+
+
+def _header(message, name) -> str:
+    try:
+        value = message.get(name)
+    except Exception:  # a header too broken to decode counts as absent
+        return ""
+    return "" if value is None else str(value)
+
+
+def reply_address(message) -> str | None:
+    """The first Reply-To address, else From; only a bare addr-spec is accepted."""
+    for name in ("Reply-To", "From"):
+        for _, address in getaddresses([_header(message, name)]):
+            if ADDR_SPEC_RE.fullmatch(address or ""):
+                return address
+    return None
+
+
+def loop_reason(message, envelope_sender, config) -> str | None:
+    """Why this message must get no answer (RFC 3834), or None."""
+    if envelope_sender is not None:
+        bare = envelope_sender.strip().strip("<>").strip()
+        if not bare or bare.lower().startswith("mailer-daemon"):
+            return "null or MAILER-DAEMON envelope sender"
+    if _header(message, "Return-Path").strip() == "<>":
+        return "null Return-Path"
+    auto = _header(message, "Auto-Submitted").strip().lower()
+    if auto and auto != "no":
+        return f"Auto-Submitted: {auto}"
+    suppress = {w.strip().lower() for w in _header(message, "X-Auto-Response-Suppress").split(",")}
+    if suppress & {"all", "dr", "autoreply"}:
+        return "X-Auto-Response-Suppress"
+    for name in ("List-Id", "List-Unsubscribe", "List-Post", "Feedback-ID"):
+        if message.get(name) is not None:
+            return f"{name} header"
+    if _header(message, "Precedence").strip().lower() in ("bulk", "list", "junk"):
+        return "Precedence"
+    if message.get_content_type() == "multipart/report":
+        return "delivery report"
+    own = config.get("server.address").lower()
+    if any(a.lower() == own for _, a in getaddresses([_header(message, "From")])):
+        return "our own mail came back"
+    return None
+
+
+def message_key(message, raw: bytes) -> str:
+    message_id = _header(message, "Message-ID").strip().strip("<>").strip()
+    return message_id or "sha256:" + hashlib.sha256(raw).hexdigest()
+
+
+def read_limited(stream, limit: int):
+    """Read the whole stream, keeping at most limit + 1 bytes: (bytes kept, total size)."""
+    kept, total = [], 0
+    while True:
+        chunk = stream.read(READ_CHUNK)
+        if not chunk:
+            break
+        if total <= limit:
+            kept.append(chunk[: limit + 1 - total])
+        total += len(chunk)
+    return b"".join(kept), total
+
+
+def handle(server, raw: bytes, size: int, envelope_sender: str | None):
+    """Run one message through the pipeline; returns the dispatcher's result or None."""
+    from .dispatch import Request
+
+    config = server.config
+    limit = config.number("limits.max_message_bytes")
+    too_large = size > limit
+    if too_large:
+        message = BytesHeaderParser(policy=policy.default).parsebytes(raw)
+    else:
+        message = BytesParser(policy=policy.default).parsebytes(raw)
+    for defect in getattr(message, "defects", []):
+        log.info("message defect: %s", defect)
+    if envelope_sender is None and message.get("Return-Path") is not None:
+        envelope_sender = _header(message, "Return-Path")
+    reason = loop_reason(message, envelope_sender, config)
+    if reason:
+        log.info("dropped without answer: %s", reason)
+        return None
+    sender = reply_address(message)
+    if sender is None:
+        log.info("dropped: no address to answer")
+        return None
+    key = message_key(message, raw)
+    subject = _header(message, "Subject")
+    message_id = _header(message, "Message-ID").strip() or None
+    if too_large:
+        return server.refuse_message(
+            Request(text=subject, sender=sender, key=key, message_id=message_id),
+            f"Message too large (limit {limit} bytes); nothing was done",
+        )
+    lines = strip_body(body_text(message))
+    request = Request(
+        text=subject,
+        body=comment_from(lines),
+        sender=sender,
+        key=key,
+        message_id=message_id,
+        body_lines=lines,
+    )
+    return server.execute(request)
+
+
+def _setup_logging(config):
+    log_dir = config.home / "log"
+    try:
+        log_dir.mkdir(parents=True, exist_ok=True)
+        handler = logging.FileHandler(log_dir / "pbm.log", encoding="utf-8")
+    except OSError:
+        handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(process)d %(name)s %(levelname)s %(message)s"))
+    root = logging.getLogger("pbm")
+    if not root.handlers:
+        root.addHandler(handler)
+        root.setLevel(logging.INFO)
+
+
+def main(argv=None) -> int:
+    from .config import Config
+    from .dispatch import is_transient, open_server
+
+    config = Config.load()
+    _setup_logging(config)
+    try:
+        raw, size = read_limited(sys.stdin.buffer, config.number("limits.max_message_bytes"))
+        with open_server(config) as server:
+            handle(server, raw, size, os.environ.get("SENDER"))
+    except Exception as error:
+        if is_transient(error):
+            log.warning("temporary failure, the MTA will retry: %s", error)
+            return EX_TEMPFAIL
+        # Retrying cannot help a message our own code chokes on; keep it in the log.
+        log.exception("unexpected failure outside a command")
+    return EX_OK

@@ -1,0 +1,573 @@
+"""All of pbm's SQL: the schema, its migrations, and every query the core runs.
+
+Every read-then-write runs inside `Store.write()`, which opens the transaction with
+BEGIN IMMEDIATE so two processes never interleave a check and its update.
+"""
+
+import json
+import sqlite3
+from contextlib import contextmanager
+from pathlib import Path
+
+import sqlite_utils
+
+BUSY_TIMEOUT_SECONDS = 30
+
+core_migrations = sqlite_utils.Migrations("pbm")
+
+
+@core_migrations()
+def m001_core(db):
+    db["users"].create(
+        {"userid": str, "password_hash": str, "status": str, "created_at": str, "deleted_at": str},
+        pk="userid",
+        not_null={"status", "created_at"},
+    )
+    db["addresses"].create(
+        {"id": int, "userid": str, "address": str, "position": int},
+        pk="id",
+        foreign_keys=[("userid", "users", "userid")],
+        not_null={"userid", "address", "position"},
+    )
+    db["addresses"].create_index(["userid", "address"], unique=True)
+    db["addresses"].create_index(["address"])
+    db["counters"].create({"game": str, "next_number": int}, pk="game", not_null={"next_number"})
+    db["boards"].create(
+        {
+            "id": int,
+            "game": str,
+            "number": int,
+            "status": str,
+            "options": str,
+            "nag_days": int,
+            "forfeit_days": int,
+            "total_days": int,
+            "seed": int,
+            "created_at": str,
+            "last_move_at": str,
+            "last_nag_at": str,
+            "finished_at": str,
+            "archived_at": str,
+            "rated": int,
+            "comment_author": str,
+            "comment_text": str,
+            "comment_at": str,
+            "snapshot_ply": int,
+            "snapshot_state": str,
+        },
+        pk="id",
+        not_null={"game", "number", "status", "options", "seed", "created_at", "last_move_at"},
+    )
+    db["boards"].create_index(["game", "number"], unique=True)
+    db["boards"].create_index(["game", "status"])
+    db["seats"].create(
+        {"board_id": int, "seat": int, "userid": str},
+        pk=("board_id", "seat"),
+        foreign_keys=[("board_id", "boards", "id"), ("userid", "users", "userid")],
+        not_null={"userid"},
+    )
+    db["seats"].create_index(["userid", "board_id"])
+    db["moves"].create(
+        {
+            "id": int,
+            "board_id": int,
+            "ply": int,
+            "seat": int,
+            "userid": str,
+            "kind": str,
+            "text": str,
+            "auto": int,
+            "charged": int,
+            "created_at": str,
+            "undone_at": str,
+        },
+        pk="id",
+        foreign_keys=[("board_id", "boards", "id")],
+        not_null={"board_id", "ply", "seat", "userid", "kind", "text", "auto", "charged", "created_at"},
+    )
+    # A ply number is taken once per board among the plies still standing.
+    db.execute(
+        "CREATE UNIQUE INDEX idx_moves_live_ply ON moves (board_id, ply) WHERE undone_at IS NULL"
+    )
+    db["subscriptions"].create(
+        {"board_id": int, "userid": str},
+        pk=("board_id", "userid"),
+        foreign_keys=[("board_id", "boards", "id"), ("userid", "users", "userid")],
+    )
+    db["subscriptions"].create_index(["userid"])
+    db["challenge_settings"].create(
+        {"game": str, "userid": str, "max_active": int, "seeking": int, "inactive": int},
+        pk=("game", "userid"),
+        foreign_keys=[("userid", "users", "userid")],
+        not_null={"seeking", "inactive"},
+        defaults={"seeking": 0, "inactive": 0},
+    )
+    db["results"].create(
+        {
+            "id": int,
+            "game": str,
+            "board_id": int,
+            "finished_at": str,
+            "rated": int,
+            "points": int,
+            "reason": str,
+        },
+        pk="id",
+        foreign_keys=[("board_id", "boards", "id")],
+        not_null={"game", "board_id", "finished_at", "rated", "points"},
+    )
+    db["results"].create_index(["board_id"])
+    db["result_seats"].create(
+        {"result_id": int, "seat": int, "userid": str, "score": float},
+        pk=("result_id", "seat"),
+        foreign_keys=[("result_id", "results", "id")],
+        not_null={"userid", "score"},
+    )
+    db["inbox"].create({"key": str, "received_at": str}, pk="key", not_null={"received_at"})
+    db["outbox"].create(
+        {
+            "id": int,
+            "created_at": str,
+            "kind": str,
+            "recipients": str,
+            "envelope_from": str,
+            "message_id": str,
+            "message": bytes,
+            "status": str,
+            "attempts": int,
+            "next_attempt_at": str,
+            "claimed_at": str,
+            "last_error": str,
+            "sent_at": str,
+        },
+        pk="id",
+        not_null={"created_at", "kind", "recipients", "message_id", "message", "status", "attempts"},
+        defaults={"attempts": 0},
+    )
+    db["outbox"].create_index(["status", "next_attempt_at"])
+    db["audit"].create(
+        {"id": int, "at": str, "kind": str, "game": str, "board": int, "userid": str, "detail": str},
+        pk="id",
+        not_null={"at", "kind"},
+    )
+
+
+class Store:
+    """One connection to $PBM_HOME/pbm.db and the queries the core needs."""
+
+    def __init__(self, conn: sqlite3.Connection):
+        self.conn = conn
+        self.db = sqlite_utils.Database(conn, execute_plugins=False)
+
+    @classmethod
+    def open(cls, path: Path) -> "Store":
+        conn = sqlite3.connect(str(path), timeout=BUSY_TIMEOUT_SECONDS, isolation_level=None)
+        conn.execute("PRAGMA foreign_keys=ON")
+        conn.execute("PRAGMA synchronous=FULL")
+        return cls(conn)
+
+    def close(self):
+        self.conn.close()
+
+    # -- transactions ------------------------------------------------------------
+
+    @contextmanager
+    def write(self):
+        """One read-then-write unit: BEGIN IMMEDIATE, then COMMIT or ROLLBACK."""
+        self.conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield self
+        except BaseException:
+            if self.conn.in_transaction:
+                self.conn.execute("ROLLBACK")
+            raise
+        self.conn.execute("COMMIT")
+
+    @contextmanager
+    def savepoint(self):
+        """Undo a refused command's partial writes but keep the transaction."""
+        self.conn.execute("SAVEPOINT command")
+        try:
+            yield
+        except BaseException:
+            self.conn.execute("ROLLBACK TO SAVEPOINT command")
+            self.conn.execute("RELEASE SAVEPOINT command")
+            raise
+        self.conn.execute("RELEASE SAVEPOINT command")
+
+    # -- migrations --------------------------------------------------------------
+
+    def pending_migrations(self, migration_sets):
+        return [(s.name, m.name) for s in migration_sets for m in s.pending(self.db)]
+
+    def applied_migrations(self, migration_sets):
+        return [(s.name, m.name, m.applied_at) for s in migration_sets for m in s.applied(self.db)]
+
+    def apply_migrations(self, migration_sets):
+        for migration_set in migration_sets:
+            migration_set.apply(self.db)
+
+    def enable_wal(self):
+        self.db.enable_wal()
+
+    def integrity_check(self) -> str:
+        return self.conn.execute("PRAGMA integrity_check").fetchone()[0]
+
+    # -- helpers -------------------------------------------------------------------
+
+    def _rows(self, sql, params=()):
+        cursor = self.conn.execute(sql, params)
+        names = [d[0] for d in cursor.description]
+        return [dict(zip(names, row)) for row in cursor.fetchall()]
+
+    def _row(self, sql, params=()):
+        rows = self._rows(sql, params)
+        return rows[0] if rows else None
+
+    def _value(self, sql, params=()):
+        row = self.conn.execute(sql, params).fetchone()
+        return row[0] if row else None
+
+    # -- inbox ---------------------------------------------------------------------
+
+    def inbox_seen(self, key: str) -> bool:
+        return self._value("SELECT 1 FROM inbox WHERE key = ?", (key,)) is not None
+
+    def inbox_add(self, key: str, at: str):
+        self.conn.execute("INSERT INTO inbox (key, received_at) VALUES (?, ?)", (key, at))
+
+    # -- users ---------------------------------------------------------------------
+
+    def get_user(self, userid: str):
+        return self._row("SELECT * FROM users WHERE userid = ?", (userid,))
+
+    def password_hash(self, userid: str) -> str | None:
+        return self._value(
+            "SELECT password_hash FROM users WHERE userid = ? AND status = 'active'", (userid,)
+        )
+
+    def create_user(self, userid: str, password_hash: str, addresses, at: str):
+        self.conn.execute(
+            "INSERT INTO users (userid, password_hash, status, created_at) VALUES (?, ?, 'active', ?)",
+            (userid, password_hash, at),
+        )
+        self.set_addresses(userid, addresses)
+
+    def set_password_hash(self, userid: str, password_hash: str):
+        self.conn.execute(
+            "UPDATE users SET password_hash = ? WHERE userid = ?", (password_hash, userid)
+        )
+
+    def addresses(self, userid: str) -> list[str]:
+        return [
+            r["address"]
+            for r in self._rows(
+                "SELECT address FROM addresses WHERE userid = ? ORDER BY position", (userid,)
+            )
+        ]
+
+    def set_addresses(self, userid: str, addresses):
+        self.conn.execute("DELETE FROM addresses WHERE userid = ?", (userid,))
+        self.conn.executemany(
+            "INSERT INTO addresses (userid, address, position) VALUES (?, ?, ?)",
+            [(userid, address, i) for i, address in enumerate(addresses)],
+        )
+
+    def delete_user(self, userid: str, at: str):
+        """Keep the userid as a tombstone so it is never reused; erase the rest."""
+        self.conn.execute("DELETE FROM addresses WHERE userid = ?", (userid,))
+        self.conn.execute("DELETE FROM subscriptions WHERE userid = ?", (userid,))
+        self.conn.execute("DELETE FROM challenge_settings WHERE userid = ?", (userid,))
+        self.conn.execute(
+            "UPDATE users SET password_hash = NULL, status = 'deleted', deleted_at = ? "
+            "WHERE userid = ?",
+            (at, userid),
+        )
+
+    def active_userids(self) -> list[str]:
+        return [
+            r["userid"]
+            for r in self._rows("SELECT userid FROM users WHERE status = 'active' ORDER BY userid")
+        ]
+
+    # -- boards --------------------------------------------------------------------
+
+    def next_board_number(self, game: str) -> int:
+        number = self._value("SELECT next_number FROM counters WHERE game = ?", (game,))
+        if number is None:
+            number = 101
+            self.conn.execute("INSERT INTO counters (game, next_number) VALUES (?, ?)", (game, 102))
+        else:
+            self.conn.execute(
+                "UPDATE counters SET next_number = next_number + 1 WHERE game = ?", (game,)
+            )
+        return number
+
+    def create_board(self, *, game, number, options, seed, nag_days, forfeit_days, total_days,
+                     created_at, userids, rated) -> int:
+        cursor = self.conn.execute(
+            "INSERT INTO boards (game, number, status, options, seed, nag_days, forfeit_days, "
+            "total_days, created_at, last_move_at, rated) VALUES (?, ?, 'active', ?, ?, ?, ?, ?, ?, ?, ?)",
+            (game, number, json.dumps(options, sort_keys=True), seed, nag_days, forfeit_days,
+             total_days, created_at, created_at, int(rated)),
+        )
+        board_id = cursor.lastrowid
+        self.conn.executemany(
+            "INSERT INTO seats (board_id, seat, userid) VALUES (?, ?, ?)",
+            [(board_id, seat, userid) for seat, userid in enumerate(userids)],
+        )
+        return board_id
+
+    def get_board(self, game: str, number: int):
+        """A board that is not removed; removed boards behave as not found."""
+        return self._row(
+            "SELECT * FROM boards WHERE game = ? AND number = ? AND status != 'removed'",
+            (game, number),
+        )
+
+    def board_by_id(self, board_id: int):
+        return self._row("SELECT * FROM boards WHERE id = ?", (board_id,))
+
+    def seat_userids(self, board_id: int) -> list[str]:
+        return [
+            r["userid"]
+            for r in self._rows(
+                "SELECT userid FROM seats WHERE board_id = ? ORDER BY seat", (board_id,)
+            )
+        ]
+
+    def set_seat_userids(self, board_id: int, userids):
+        self.conn.execute("DELETE FROM seats WHERE board_id = ?", (board_id,))
+        self.conn.executemany(
+            "INSERT INTO seats (board_id, seat, userid) VALUES (?, ?, ?)",
+            [(board_id, seat, userid) for seat, userid in enumerate(userids)],
+        )
+
+    def moves(self, board_id: int) -> list[dict]:
+        """The live plies of the log, in order."""
+        return self._rows(
+            "SELECT ply, seat, userid, kind, text, auto, charged, created_at FROM moves "
+            "WHERE board_id = ? AND undone_at IS NULL ORDER BY ply",
+            (board_id,),
+        )
+
+    def append_move(self, board_id: int, *, ply, seat, userid, kind, text, auto, charged, at):
+        self.conn.execute(
+            "INSERT INTO moves (board_id, ply, seat, userid, kind, text, auto, charged, created_at) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (board_id, ply, seat, userid, kind, text, int(auto), charged, at),
+        )
+        self.conn.execute("UPDATE boards SET last_move_at = ? WHERE id = ?", (at, board_id))
+
+    def undo_all_moves(self, board_id: int, at: str):
+        self.conn.execute(
+            "UPDATE moves SET undone_at = ? WHERE board_id = ? AND undone_at IS NULL", (at, board_id)
+        )
+
+    def set_board_status(self, board_id: int, status: str, finished_at: str | None = None):
+        self.conn.execute(
+            "UPDATE boards SET status = ?, finished_at = coalesce(?, finished_at) WHERE id = ?",
+            (status, finished_at, board_id),
+        )
+
+    def set_board_rated(self, board_id: int, rated: bool):
+        self.conn.execute("UPDATE boards SET rated = ? WHERE id = ?", (int(rated), board_id))
+
+    def set_comment(self, board_id: int, author: str | None, text: str | None, at: str | None):
+        self.conn.execute(
+            "UPDATE boards SET comment_author = ?, comment_text = ?, comment_at = ? WHERE id = ?",
+            (author, text, at, board_id),
+        )
+
+    def save_snapshot(self, board_id: int, ply: int, state):
+        self.conn.execute(
+            "UPDATE boards SET snapshot_ply = ?, snapshot_state = ? WHERE id = ?",
+            (ply, json.dumps(state, sort_keys=True, separators=(",", ":")), board_id),
+        )
+
+    def drop_snapshot(self, board_id: int):
+        self.conn.execute(
+            "UPDATE boards SET snapshot_ply = NULL, snapshot_state = NULL WHERE id = ?", (board_id,)
+        )
+
+    def all_boards(self):
+        return self._rows("SELECT * FROM boards WHERE status != 'removed' ORDER BY game, number")
+
+    def boards_of_game(self, game: str, userids=(), include_archived=False):
+        """A game's boards, optionally only those where any of the userids holds a seat."""
+        sql = "SELECT * FROM boards WHERE game = ? AND status != 'removed'"
+        params = [game]
+        if not include_archived:
+            sql += " AND archived_at IS NULL"
+        if userids:
+            marks = ",".join("?" * len(userids))
+            sql += f" AND id IN (SELECT board_id FROM seats WHERE userid IN ({marks}))"
+            params.extend(userids)
+        return self._rows(sql + " ORDER BY number", params)
+
+    def active_board_counts(self) -> dict:
+        return {
+            r["game"]: r["n"]
+            for r in self._rows(
+                "SELECT game, count(*) AS n FROM boards WHERE status = 'active' GROUP BY game"
+            )
+        }
+
+    def active_boards_of_user(self, userid: str):
+        return self._rows(
+            "SELECT * FROM boards WHERE status = 'active' AND id IN "
+            "(SELECT board_id FROM seats WHERE userid = ?) ORDER BY game, number",
+            (userid,),
+        )
+
+    def count_active_boards(self, game: str, userid: str, except_board: int | None = None) -> int:
+        return self._value(
+            "SELECT count(*) FROM boards WHERE game = ? AND status = 'active' AND id != ? AND id IN "
+            "(SELECT board_id FROM seats WHERE userid = ?)",
+            (game, except_board or -1, userid),
+        )
+
+    # -- subscriptions and challenge settings -----------------------------------------
+
+    def subscribers(self, board_id: int) -> list[str]:
+        return [
+            r["userid"]
+            for r in self._rows(
+                "SELECT userid FROM subscriptions WHERE board_id = ? ORDER BY userid", (board_id,)
+            )
+        ]
+
+    def subscribe(self, board_id: int, userid: str):
+        self.conn.execute(
+            "INSERT OR IGNORE INTO subscriptions (board_id, userid) VALUES (?, ?)",
+            (board_id, userid),
+        )
+
+    def challenge_limit(self, game: str, userid: str) -> int | None:
+        """The most active boards a user accepts in a game; None: no limit."""
+        return self._value(
+            "SELECT max_active FROM challenge_settings WHERE game = ? AND userid = ?",
+            (game, userid),
+        )
+
+    def set_inactive_flag(self, game: str, userid: str, inactive: bool):
+        self.conn.execute(
+            "INSERT INTO challenge_settings (game, userid, inactive) VALUES (?, ?, ?) "
+            "ON CONFLICT (game, userid) DO UPDATE SET inactive = excluded.inactive",
+            (game, userid, int(inactive)),
+        )
+
+    # -- results -------------------------------------------------------------------
+
+    def add_result(self, *, game, board_id, finished_at, rated, points, reason, scores) -> int:
+        cursor = self.conn.execute(
+            "INSERT INTO results (game, board_id, finished_at, rated, points, reason) "
+            "VALUES (?, ?, ?, ?, ?, ?)",
+            (game, board_id, finished_at, int(rated), points, reason),
+        )
+        result_id = cursor.lastrowid
+        self.conn.executemany(
+            "INSERT INTO result_seats (result_id, seat, userid, score) VALUES (?, ?, ?, ?)",
+            [(result_id, seat, userid, score) for seat, (userid, score) in enumerate(scores)],
+        )
+        return result_id
+
+    def board_result(self, board_id: int):
+        """The result of a finished board with its seats' scores, or None."""
+        result = self._row(
+            "SELECT * FROM results WHERE board_id = ? ORDER BY id DESC LIMIT 1", (board_id,)
+        )
+        if result is not None:
+            result["seats"] = self._rows(
+                "SELECT seat, userid, score FROM result_seats WHERE result_id = ? ORDER BY seat",
+                (result["id"],),
+            )
+        return result
+
+    # -- audit ---------------------------------------------------------------------
+
+    def audit(self, at: str, kind: str, *, game=None, board=None, userid=None, detail=None):
+        self.conn.execute(
+            "INSERT INTO audit (at, kind, game, board, userid, detail) VALUES (?, ?, ?, ?, ?, ?)",
+            (at, kind, game, board, userid, json.dumps(detail) if detail is not None else None),
+        )
+
+    # -- outbox --------------------------------------------------------------------
+
+    def outbox_add(self, *, created_at, kind, recipients, envelope_from, message_id, message) -> int:
+        cursor = self.conn.execute(
+            "INSERT INTO outbox (created_at, kind, recipients, envelope_from, message_id, message, "
+            "status, attempts, next_attempt_at) VALUES (?, ?, ?, ?, ?, ?, 'pending', 0, ?)",
+            (created_at, kind, json.dumps(recipients), envelope_from, message_id, message, created_at),
+        )
+        return cursor.lastrowid
+
+    def outbox_claim(self, row_id: int, at: str, stale_before: str):
+        """Take a row for delivery; None if another process has it or it is done."""
+        with self.write():
+            claimed = self.conn.execute(
+                "UPDATE outbox SET status = 'sending', claimed_at = ? WHERE id = ? AND "
+                "(status = 'pending' OR (status = 'sending' AND claimed_at < ?))",
+                (at, row_id, stale_before),
+            ).rowcount
+            if not claimed:
+                return None
+            return self._row("SELECT * FROM outbox WHERE id = ?", (row_id,))
+
+    def outbox_due(self, at: str, stale_before: str) -> list[int]:
+        return [
+            r["id"]
+            for r in self._rows(
+                "SELECT id FROM outbox WHERE (status = 'pending' AND next_attempt_at <= ?) "
+                "OR (status = 'sending' AND claimed_at < ?) ORDER BY id",
+                (at, stale_before),
+            )
+        ]
+
+    def outbox_mark_sent(self, row_id: int, at: str):
+        with self.write():
+            self.conn.execute(
+                "UPDATE outbox SET status = 'sent', sent_at = ?, attempts = attempts + 1, "
+                "last_error = NULL WHERE id = ?",
+                (at, row_id),
+            )
+
+    def outbox_mark_retry(self, row_id: int, next_attempt_at: str, error: str):
+        with self.write():
+            self.conn.execute(
+                "UPDATE outbox SET status = 'pending', attempts = attempts + 1, "
+                "next_attempt_at = ?, last_error = ?, claimed_at = NULL WHERE id = ?",
+                (next_attempt_at, error, row_id),
+            )
+
+    def outbox_mark_failed(self, row_id: int, error: str):
+        with self.write():
+            self.conn.execute(
+                "UPDATE outbox SET status = 'failed', attempts = attempts + 1, last_error = ?, "
+                "claimed_at = NULL WHERE id = ?",
+                (error, row_id),
+            )
+
+    def outbox_reschedule(self, row_id: int, at: str) -> bool:
+        with self.write():
+            return bool(
+                self.conn.execute(
+                    "UPDATE outbox SET status = 'pending', next_attempt_at = ?, claimed_at = NULL "
+                    "WHERE id = ? AND status IN ('pending', 'failed')",
+                    (at, row_id),
+                ).rowcount
+            )
+
+    def outbox_rows(self, statuses=None):
+        sql = (
+            "SELECT id, created_at, kind, recipients, message_id, status, attempts, "
+            "next_attempt_at, last_error, sent_at FROM outbox"
+        )
+        params = []
+        if statuses:
+            sql += f" WHERE status IN ({','.join('?' * len(statuses))})"
+            params.extend(statuses)
+        return self._rows(sql + " ORDER BY id", params)
+
+    def outbox_message(self, row_id: int):
+        return self._row("SELECT * FROM outbox WHERE id = ?", (row_id,))

@@ -1,0 +1,227 @@
+"""The parts of a board mail (server spec 5.4-5.6), built for one recipient."""
+
+from datetime import timedelta
+
+from .config import parse_stamp, show_duration, show_time
+from .game import format_option
+
+MAIL_WIDTH = 76
+STARS = "*" * 60
+
+
+def options_line(game, options: dict, players: int) -> str:
+    defaults = game.parse_options({}, players)
+    shown = []
+    for name, value in options.items():
+        if defaults.get(name) == value:
+            continue
+        if value is True:
+            shown.append(f"-{name}")
+        elif value is False:
+            shown.append(f"-no_{name}")
+        else:
+            shown.append(format_option(name, str(value)))
+    return "Options: " + " ".join(shown) if shown else ""
+
+
+def _join_names(names) -> str:
+    names = list(names)
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
+def state_line(board, position, result) -> str:
+    if result is not None:
+        winners = [s["userid"] for s in result["seats"] if s["score"] == 1]
+        if not winners:
+            return "Game was a tie."
+        points = f" by {result['points']} points" if result["points"] > 1 else ""
+        return f"Game won by {_join_names(dict.fromkeys(winners))}{points}."
+    seat = position.to_move()
+    if seat is None:
+        return "The game is over."
+    userid = position.holders[seat]
+    if position.plies_made == 0:
+        return f"Please start the game {userid}."
+    return f"It is {userid}'s turn."
+
+
+def _shown_text(game, ply, perspective, finished, auto_from) -> str:
+    if ply["kind"] == "move" and not game.visible_moves and not finished:
+        if ply["seat"] != perspective:
+            return "..."
+    text = {"pass": "pass", "swap": "swap"}.get(ply["kind"], ply["text"])
+    if auto_from is not None and ply["ply"] >= auto_from and ply["auto"]:
+        text += " (Auto)"
+    return text
+
+
+def move_lines(game, position, perspective, *, rows=None, auto_from=None, finished=False):
+    """The move list: one column per seat, or one line per ply when that is too wide."""
+    plies = position.plies
+    if not plies:
+        return []
+    seats = position.seats
+    names = game.player_names[:seats]
+    texts = [_shown_text(game, p, perspective, finished, auto_from) for p in plies]
+    width = max(
+        13,
+        max(len(t) for t in texts) + 5,
+        max(len(n) for n in list(names) + position.holders) + 3,
+    )
+    if game.move_layout == "lines" or seats * width > MAIL_WIDTH:
+        lines = [
+            f"{p['ply']:>4} {names[p['seat']]} ({p['userid']}): {t}" for p, t in zip(plies, texts)
+        ]
+        return lines[-rows * seats :] if rows else lines
+    header = [
+        "".join(("   " + n).ljust(width) for n in names).rstrip(),
+        "".join(("   " + u).ljust(width) for u in position.holders).rstrip(),
+    ]
+    body = []
+    for start in range(0, len(plies), seats):
+        cells = [
+            f"{p['ply']:>4} {t}".ljust(width)
+            for p, t in zip(plies[start : start + seats], texts[start : start + seats])
+        ]
+        body.append("".join(cells).rstrip())
+    if rows:
+        body = body[-rows:]
+    return header + body
+
+
+def timing_lines(board, position, moment, defaults) -> list[str]:
+    row = board.row
+    finished = row["status"] != "active"
+    lines = [
+        f"Game started.... {show_time(row['created_at'])}",
+        f"Last move made.. {show_time(row['last_move_at'])}",
+    ]
+    if finished:
+        lines.append(f"Game ended...... {show_time(row['finished_at'])}")
+    else:
+        lines.append(f"It is now....... {show_time(moment)}")
+        seat = position.to_move()
+        if seat is not None:
+            deadline = parse_stamp(row["last_move_at"]) + timedelta(days=row["forfeit_days"])
+            lines.append(
+                f"Deadline........ {show_time(deadline)} "
+                f"({position.holders[seat]} forfeits if no move)"
+            )
+    if row["nag_days"] != defaults["nag_days"]:
+        lines.append(f"Nag time........ {row['nag_days']} days")
+    if row["forfeit_days"] != defaults["forfeit_days"]:
+        lines.append(f"Forfeit time.... {row['forfeit_days']} days")
+    if row["total_days"]:
+        lines.append(f"Total time...... {row['total_days']} days")
+    lines.append("Time used by players:")
+    labels = [
+        f"{position.holders[s]} ({board.game.player_names[s]}):" for s in range(position.seats)
+    ]
+    column = max(len(label) for label in labels + ["Total:"]) + 2
+    for seat, label in enumerate(labels):
+        lines.append(label.ljust(column) + show_duration(position.time_used[seat]))
+    lines.append("Total:".ljust(column) + show_duration(sum(position.time_used)))
+    return lines
+
+
+def needs_timing(board, defaults) -> bool:
+    row = board.row
+    return (
+        row["status"] != "active"
+        or row["nag_days"] != defaults["nag_days"]
+        or row["forfeit_days"] != defaults["forfeit_days"]
+        or bool(row["total_days"])
+    )
+
+
+def board_context(ctx, board, viewer, *, title, events=(), full_moves=False, timing=False,
+                  position=None, personal_lines=()):
+    """Everything templates/mail/board.txt shows, for one recipient (None: a spectator)."""
+    position = position or board.position
+    perspective = board.perspective_of(viewer) if position is board.position else (
+        position.seats_of(viewer)[0] if viewer and position.seats_of(viewer) else None
+    )
+    finished = board.row["status"] != "active" and position is board.position
+    result = board.result() if finished else None
+    defaults = ctx.server.timeout_defaults()
+    comment = None
+    if board.row["comment_text"]:
+        comment = {"author": board.row["comment_author"], "text": board.row["comment_text"]}
+    rows = None if (full_moves or finished) else board.game.move_rows
+    return {
+        "title": title,
+        "options_line": options_line(board.game, board.options, position.seats),
+        "events": list(events),
+        "state_line": state_line(board, position, result),
+        "reason": (result or {}).get("reason") or "",
+        "personal_lines": list(personal_lines),
+        "rating_lines": ctx.server.rating_lines(board, result) if result else [],
+        "move_lines": move_lines(
+            board.game,
+            position,
+            perspective,
+            rows=rows,
+            auto_from=board.auto_from if position is board.position else None,
+            finished=finished,
+        ),
+        "board": board.game.render_board(position.state, perspective),
+        "watch_lines": watch_lines(board),
+        "comment": comment,
+        "timing": timing_lines(board, position, ctx.now, defaults)
+        if timing or needs_timing(board, defaults)
+        else [],
+    }
+
+
+def watch_lines(board) -> list[str]:
+    subscribers = board.store.subscribers(board.id)
+    return [f"Subscribers: {' '.join(subscribers)}"] if subscribers else []
+
+
+def board_table(game, boards) -> list[str]:
+    """The `games` table (5.6): one line per board."""
+    seats = max((len(b.position.holders) for b in boards), default=2)
+    names = list(game.player_names[:seats])
+    widths = [
+        max([10, len(names[s])] + [len(b.position.holders[s]) for b in boards if s < b.position.seats])
+        for s in range(seats)
+    ]
+    rows = [(b, _table_status(b)) for b in boards]
+    header = "Board  Move  " + "  ".join(n.ljust(w) for n, w in zip(names, widths)) + "  Status"
+    lines = []
+    for b, status in rows:
+        cells = "  ".join(
+            (b.position.holders[s] if s < b.position.seats else "").ljust(w)
+            for s, w in enumerate(widths)
+        )
+        lines.append(f"{b.number:>5}  {b.position.plies_made:>4}  {cells}  {status}".rstrip())
+    if max([len(header)] + [len(line) for line in lines]) <= MAIL_WIDTH:
+        return [header.rstrip()] + lines
+    header = "Board  Move  Players"
+    lines = []
+    for b, status in rows:
+        words = b.position.holders[:-1] + [b.position.holders[-1] + " ", status]
+        line = f"{b.number:>5}  {b.position.plies_made:>4}  "
+        for word in words:
+            if len(line) + len(word) + 1 > MAIL_WIDTH and line.strip():
+                lines.append(line.rstrip())
+                line = " " * 12
+            line += word + " "
+        lines.append(line.rstrip())
+    return [header] + lines
+
+
+def _table_status(board) -> str:
+    archived = " (archived)" if board.row["archived_at"] else ""
+    if board.active:
+        seat = board.position.to_move()
+        userid = board.position.holders[seat] if seat is not None else "?"
+        if board.position.plies_made == 0:
+            return f"{userid} to start{archived}"
+        return f"{userid}'s turn{archived}"
+    result = board.result()
+    winners = [s["userid"] for s in result["seats"] if s["score"] == 1] if result else []
+    if not winners:
+        return f"game was a tie{archived}"
+    points = f" {result['points']} points" if result["points"] > 1 else ""
+    return f"{' '.join(dict.fromkeys(winners))} Won{points}{archived}"

@@ -1,0 +1,131 @@
+import sys
+
+sys._called_from_test = True  # pbm loads no entry points under tests; we register games
+
+import email
+import email.policy
+import os
+from pathlib import Path
+
+import pytest
+
+import games.knightpanic
+from pbm.config import Config
+from pbm.dispatch import Request, open_server
+from pbm.mailin import comment_from, strip_body
+from pbm.plugins import pm
+
+ROOT = Path(__file__).resolve().parent.parent
+TOY = None
+
+
+def register(module, name):
+    if pm.get_plugin(name) is None:
+        pm.register(module, name=name)
+
+
+register(games.knightpanic, "knightpanic")
+
+
+class Harness:
+    """A fresh server home and helpers to run commands and read the mail they sent."""
+
+    def __init__(self, home: Path):
+        self.home = home
+        from pbm.cli import _migrate
+
+        _migrate(Config.load(home))
+        self.seen = set()
+
+    @property
+    def config(self):
+        return Config.load(self.home)
+
+    def run(self, text, sender="tester@example.org", body="", key=None):
+        lines = strip_body(body)
+        request = Request(
+            text=text, body=comment_from(lines), sender=sender, body_lines=lines, key=key
+        )
+        with open_server(self.config) as server:
+            return server.execute(request)
+
+    def ok(self, text, sender="tester@example.org", body=""):
+        result = self.run(text, sender=sender, body=body)
+        assert result.ok, self.last_error_text(result)
+        return result
+
+    def refused(self, text, sender="tester@example.org", body=""):
+        result = self.run(text, sender=sender, body=body)
+        assert not result.ok, f"{text!r} was carried out"
+        return error_text(result)
+
+    def last_error_text(self, result):
+        return error_text(result) if result.queued or result.printed else "(no mail)"
+
+    def signup(self, *userids, password="secret"):
+        for userid in userids:
+            self.ok(f"signup {userid} {password} {userid}@example.org")
+
+    def outbox_files(self):
+        new = self.home / "outbox" / "new"
+        return sorted(new.iterdir()) if new.exists() else []
+
+    def mails(self, address=None):
+        """Every delivered message, oldest first, optionally only those to an address."""
+        found = []
+        for path in self.outbox_files():
+            message = email.message_from_bytes(path.read_bytes(), policy=email.policy.default)
+            if address is None or address in str(message["To"]):
+                found.append(message)
+        return found
+
+    def new_mails(self, address=None):
+        """Messages not returned by an earlier call."""
+        fresh = []
+        for path in self.outbox_files():
+            if path.name in self.seen:
+                continue
+            self.seen.add(path.name)
+            message = email.message_from_bytes(path.read_bytes(), policy=email.policy.default)
+            fresh.append(message)
+        if address is not None:
+            fresh = [m for m in fresh if address in str(m["To"])]
+        return fresh
+
+
+def error_text(result) -> str:
+    mails = [m for _, m in result.queued] + result.printed
+    return "\n".join(m.body for m in mails if m.kind == "error" or "error" in m.subject.lower() or m.subject == "Invalid challenge")
+
+
+def body_of(message) -> str:
+    return message.get_content()
+
+
+@pytest.fixture
+def harness(tmp_path, monkeypatch):
+    home = tmp_path / "home"
+    monkeypatch.setenv("PBM_HOME", str(home))
+    monkeypatch.delenv("PBM_NOW", raising=False)
+    return Harness(home)
+
+
+@pytest.fixture
+def clock(monkeypatch):
+    """Set the server's clock: clock("2026-01-01T12:00:00")."""
+
+    def set_time(moment: str):
+        monkeypatch.setenv("PBM_NOW", moment)
+
+    return set_time
+
+
+@pytest.fixture
+def project_env(tmp_path):
+    """Environment for subprocesses: the project on the path, a fresh PBM_HOME."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(ROOT)
+    env["PBM_HOME"] = str(tmp_path / "home")
+    env["PBM_LOAD_PLUGINS"] = "knightpanic"
+    env.pop("PBM_NOW", None)
+    return env
