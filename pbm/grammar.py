@@ -13,7 +13,9 @@ MAX_COMMAND_CHARS = 512
 MAX_COMMAND_TOKENS = 64
 
 USERID_RE = re.compile(r"[a-z][a-z0-9_.-]{1,15}")
-OPTION_RE = re.compile(r"-([A-Za-z][A-Za-z0-9_]*)(?:=(.*))?", re.S)
+# Knight Panic's binding -2d/-3d start with a digit, so only a bare number (-2) is no option.
+OPTION_RE = re.compile(r"-([A-Za-z0-9][A-Za-z0-9_]*)(?:=(.*))?", re.S)
+NUMBER_RE = re.compile(r"-\d+")
 SERVER_OPTION_RE = re.compile(r"--([A-Za-z][A-Za-z0-9_]*)(?:=(.*))?", re.S)
 PREFIX_RE = re.compile(
     r"^\s*(?:(?:re|fwd?|aw|wg|sv|vs|antw|tr)\s*(?:\[\d+\]|\^\d+)?\s*:|\[[^\]]*\])\s*", re.I
@@ -148,7 +150,7 @@ def extract_options(tokens, nag_days_default=7):
     """Split tokens into positional words, game parameters and server options."""
     positional, params, server = [], {}, {}
     for token in tokens:
-        if token in ("--", "-") or re.match(r"-\d", token):
+        if token in ("--", "-") or NUMBER_RE.fullmatch(token):
             positional.append(token)
             continue
         match = SERVER_OPTION_RE.fullmatch(token)

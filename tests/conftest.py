@@ -10,13 +10,13 @@ from pathlib import Path
 import pytest
 
 import games.knightpanic
+from tests import toygame
 from pbm.config import Config
 from pbm.dispatch import Request, open_server
 from pbm.mailin import comment_from, strip_body
 from pbm.plugins import pm
 
 ROOT = Path(__file__).resolve().parent.parent
-TOY = None
 
 
 def register(module, name):
@@ -25,6 +25,7 @@ def register(module, name):
 
 
 register(games.knightpanic, "knightpanic")
+register(toygame, "tally")
 
 
 class Harness:

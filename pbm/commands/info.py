@@ -167,6 +167,8 @@ def show(ctx):
         shown.append(str(number))
     if not_shown:
         _show_summary(ctx, shown, not_shown)
+    if not shown:
+        ctx.refused = True
 
 
 def _is_board_word(args, i) -> bool:

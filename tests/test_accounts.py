@@ -1,0 +1,149 @@
+"""Accounts: signup, add, change password, change address, signoff (server spec 3.2)."""
+
+import pytest
+
+from tests.conftest import body_of
+
+
+def test_signup_creates_the_account_and_mails_it(harness):
+    harness.ok("signup Alice s3cret alice@example.org", sender="alice@example.org")
+    [mail] = harness.mails()
+    assert mail["Subject"] == "Account alice created"
+    assert mail["To"] == "alice@example.org"
+    assert "help tutorial" in body_of(mail)
+    assert "s3cret" not in mail.as_string()
+
+
+def test_signup_without_address_uses_the_sender(harness):
+    harness.ok("signup alice s3cret", sender="a@example.org")
+    [mail] = harness.mails()
+    assert mail["To"] == "a@example.org"
+
+
+def test_signup_copies_a_sender_who_is_not_among_the_addresses(harness):
+    harness.ok("signup alice s3cret alice@example.org", sender="friend@example.org")
+    recipients = sorted(str(m["To"]) for m in harness.mails())
+    assert recipients == ["alice@example.org", "friend@example.org"]
+
+
+@pytest.mark.parametrize(
+    "command,message",
+    [
+        ("signup a pw12", "Userids must be 2 to 16 characters"),
+        ("signup 1abc pw12", "Userids must be 2 to 16 characters"),
+        ("signup abcdefghijklmnopq pw12", "Userids must be 2 to 16 characters"),
+        ("signup show pw12", '"show" is a reserved word and cannot be a userid'),
+        ("signup knightpanic pw12", "is a reserved word"),
+        ("signup active pw12", "is a reserved word"),
+        ("signup alice abc", "Passwords must be 4 to 64 characters"),
+        ("signup alice " + "p" * 65, "Passwords must be 4 to 64 characters"),
+        ("signup alice pw12 not-an-address", 'Invalid address "not-an-address"'),
+        ("signup alice pw12 a@b.org b@b.org c@b.org d@b.org e@b.org f@b.org", "At most 5 addresses"),
+        ("signup alice", 'Syntax is "signup userid password [address...]"'),
+    ],
+)
+def test_signup_errors(harness, command, message):
+    assert message in harness.refused(command)
+
+
+def test_a_userid_is_never_reused(harness):
+    harness.signup("alice")
+    assert 'Userid "alice" is already taken' in harness.refused("signup ALICE other1")
+    harness.ok("signoff alice secret")
+    assert 'Userid "alice" is already taken' in harness.refused("signup alice other1")
+
+
+def test_add_appends_addresses_and_tells_old_and_new(harness):
+    harness.signup("alice")
+    harness.new_mails()
+    harness.ok("add alice secret second@example.org alice@example.org")
+    [mail] = harness.new_mails()
+    assert mail["Subject"] == "Account alice changed"
+    assert "alice@example.org" in mail["To"] and "second@example.org" in mail["To"]
+    assert "Added:     second@example.org" in body_of(mail)
+
+
+def test_add_refuses_a_sixth_address(harness):
+    harness.signup("alice")
+    harness.ok("add alice secret b@x.org c@x.org d@x.org e@x.org")
+    assert "At most 5 addresses per user" in harness.refused("add alice secret f@x.org")
+
+
+def test_change_address_replaces_and_tells_both(harness):
+    harness.signup("alice")
+    harness.new_mails()
+    harness.ok("change address alice secret new@example.org")
+    [mail] = harness.new_mails()
+    assert "alice@example.org" in mail["To"] and "new@example.org" in mail["To"]
+    harness.ok("knightpanic games", sender="x@example.org")
+    harness.signup("bob")
+    harness.new_mails()
+    harness.ok("knightpanic challenge alice bob")
+    assert len(harness.new_mails("new@example.org")) == 1
+
+
+def test_change_password(harness):
+    harness.signup("alice")
+    harness.new_mails()
+    harness.ok("change password alice secret better1")
+    [mail] = harness.new_mails()
+    assert mail["Subject"] == "Password changed for alice"
+    assert "better1" not in mail.as_string() and "secret" not in body_of(mail)
+    assert "Invalid password entered" in harness.refused("add alice secret z@x.org")
+    harness.ok("add alice better1 z@x.org")
+
+
+@pytest.mark.parametrize(
+    "command,message",
+    [
+        ("add nobody secret a@x.org", "Invalid userid entered"),
+        ("add alice wrong a@x.org", "Invalid password entered"),
+        ("change password alice wrong better1", "Invalid password entered"),
+        ("change password alice secret no", "Passwords must be 4 to 64"),
+        ("change colour alice secret", "Syntax is"),
+        ("signoff alice", 'Syntax is "signoff userid password"'),
+    ],
+)
+def test_account_errors(harness, command, message):
+    harness.signup("alice")
+    assert message in harness.refused(command)
+
+
+def test_error_mails_mask_passwords(harness):
+    harness.signup("alice")
+    harness.new_mails()
+    harness.refused("change password alice secret no", sender="alice@example.org")
+    [mail] = harness.new_mails()
+    text = mail.as_string()
+    assert "Subject: change password alice ******** ********" in body_of(mail)
+    assert "secret" not in text
+
+
+def test_unparsed_commands_hide_everything_after_the_second_word(harness):
+    harness.refused("knightpanic mvoo 101 alice secret a1-c5", sender="x@example.org")
+    [mail] = harness.mails()
+    assert "Subject: knightpanic mvoo ... ... ... ..." in body_of(mail)
+    assert "secret" not in mail.as_string()
+
+
+def test_signoff_deletes_and_forfeits_active_boards(harness):
+    harness.signup("alice", "bob", "carol")
+    harness.ok("knightpanic challenge alice bob")
+    harness.ok("knightpanic move 101 alice secret c1-e5")
+    harness.ok("knightpanic move 101 bob secret g7-e3")
+    harness.ok("knightpanic challenge carol alice")
+    harness.new_mails()
+    harness.ok("delete alice secret")
+    mails = harness.new_mails()
+    deleted = [m for m in mails if m["Subject"] == "Account alice deleted"]
+    assert len(deleted) == 1 and deleted[0]["To"] == "alice@example.org"
+    assert "KnightPanic board 101" in body_of(deleted[0])
+    to_bob = [m for m in mails if m["To"] == "bob@example.org"]
+    assert to_bob[0]["Subject"] == "KnightPanic Board 101"
+    assert "alice has left the server and forfeits." in body_of(to_bob[0])
+    assert "Game won by bob." in body_of(to_bob[0])
+    to_carol = [m for m in mails if m["To"] == "carol@example.org"]
+    assert to_carol[0]["Subject"] == "KnightPanic board 102 has been removed"
+    assert "Invalid userid entered" in harness.refused("add alice secret x@y.org")
+    text = harness.ok("knightpanic show 101", sender=None).printed[0].body
+    assert "Forfeit" in text
