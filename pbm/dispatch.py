@@ -341,11 +341,13 @@ class Context:
 
     def require_user(self, userid: str):
         """A userid named without a password must exist."""
-        from .grammar import did_you_mean
+        from .grammar import with_suggestion
 
         user = self.store.get_user(userid.lower())
         if user is None or user["status"] != "active":
-            self.fail(f'No such user "{userid}"' + did_you_mean(userid, self.store.active_userids()))
+            self.fail(
+                with_suggestion(f'No such user "{userid}"', userid, self.store.active_userids())
+            )
         return user
 
     # -- mail ------------------------------------------------------------------------
@@ -358,10 +360,11 @@ class Context:
         to = [self.request.sender] if self.request.sender else []
         self.mails.append(Mail(kind, subject, body, to, reply=True, to_sender=True))
 
-    def mail_user(self, userid: str, subject: str, body: str, kind: str, addresses=None):
+    def mail_user(self, userid: str, subject: str, body: str, kind: str, addresses=None,
+                  reply=False):
         addresses = addresses if addresses is not None else self.store.addresses(userid)
         if addresses:
-            self.mails.append(Mail(kind, subject, body, list(addresses), userid=userid))
+            self.mails.append(Mail(kind, subject, body, list(addresses), userid=userid, reply=reply))
 
     def sender_is_among(self, addresses) -> bool:
         sender = (self.request.sender or "").lower()

@@ -199,6 +199,12 @@ def did_you_mean(word: str, candidates) -> str:
     return f' Did you mean "{close[0]}"?' if close else ""
 
 
+def with_suggestion(message: str, word: str, candidates) -> str:
+    """`message`, or `message. Did you mean "x"?` when a candidate is close."""
+    suggestion = did_you_mean(word, candidates)
+    return f"{message}.{suggestion}" if suggestion else message
+
+
 def find_game(word: str, games: dict):
     lowered = word.lower()
     for game in games.values():

@@ -48,21 +48,25 @@ class _HTMLText(HTMLParser):
         self.parts: list[str] = []
         self.skipping = 0
 
+    def _end_line(self, always=False):
+        if always or (self.parts and not self.parts[-1].endswith("\n")):
+            self.parts.append("\n")
+
     def handle_starttag(self, tag, attrs):
         if tag in self.SKIPPED:
             self.skipping += 1
         elif tag in self.BLOCKS:
-            self.parts.append("\n")
+            self._end_line(always=tag == "br")
 
     def handle_startendtag(self, tag, attrs):
         if tag in self.BLOCKS:
-            self.parts.append("\n")
+            self._end_line(always=tag == "br")
 
     def handle_endtag(self, tag):
         if tag in self.SKIPPED:
             self.skipping = max(0, self.skipping - 1)
         elif tag in self.BLOCKS:
-            self.parts.append("\n")
+            self._end_line()
 
     def handle_data(self, data):
         if not self.skipping:

@@ -75,8 +75,9 @@ def signup(ctx):
     ctx.store.create_user(userid, ctx.password_hash(password), addresses, stamp(ctx.now))
     body = ctx.render("mail/account_created.txt", userid=userid, addresses=addresses)
     subject = f"Account {userid} created"
-    ctx.mail_user(userid, subject, body, "account", addresses)
-    if not ctx.sender_is_among(addresses):
+    answered = ctx.sender_is_among(addresses)
+    ctx.mail_user(userid, subject, body, "account", addresses, reply=answered)
+    if not answered:
         ctx.reply(subject, body, kind="account")
 
 

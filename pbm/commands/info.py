@@ -1,7 +1,7 @@
 """Information commands: help, list, games, show (spec 3.2, 3.3)."""
 
 from ..boards import Board
-from ..grammar import REGISTRY, command, did_you_mean, find_game, parse_board
+from ..grammar import REGISTRY, command, find_game, parse_board, with_suggestion
 from ..position import replay
 from ..summary import board_table
 
@@ -19,7 +19,7 @@ def help_(ctx):
         text = _help_text(ctx, subject)
         if text is None:
             candidates = list(HELP_TOPICS) + list(ctx.server.games) + _command_words()
-            ctx.fail(f'No help available for "{subject}"' + did_you_mean(subject, candidates))
+            ctx.fail(with_suggestion(f'No help available for "{subject}"', subject, candidates))
         ctx.reply(f"Help {subject}", ctx.render("mail/help.txt", text=text), kind="help")
 
 
@@ -86,7 +86,7 @@ def list_(ctx):
     for word in ctx.args:
         game = find_game(word, games)
         if game is None:
-            ctx.fail(f'Unknown game "{word}"' + did_you_mean(word, list(games)))
+            ctx.fail(with_suggestion(f'Unknown game "{word}"', word, list(games)))
         chosen.append(game)
     for game in dict.fromkeys(chosen):
         boards = [Board(ctx, row) for row in ctx.store.boards_of_game(game.name)]
@@ -107,11 +107,9 @@ def games(ctx):
 
 
 def _games_mail(ctx, game, boards, heading):
+    title = f"List of {game.display_name} games" + (f" ({heading})" if heading else "")
     body = ctx.render(
-        "mail/board_list.txt",
-        game=game,
-        heading=heading,
-        lines=board_table(game, boards) if boards else [],
+        "mail/board_list.txt", title=title, lines=board_table(game, boards) if boards else []
     )
     ctx.reply(f"List of {game.display_name} games", body, kind="list")
 

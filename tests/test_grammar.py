@@ -1,0 +1,164 @@
+"""The command grammar (server spec 2): normalisation, options, words, guards."""
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import pbm.dispatch  # noqa: F401  (registers the commands)
+from pbm.grammar import (
+    GrammarError,
+    extract_options,
+    normalize,
+    parse,
+    parse_board,
+    split_guard,
+)
+from pbm.plugins import get_games
+
+GAMES = get_games()
+
+
+@pytest.mark.parametrize(
+    "subject,expected",
+    [
+        ("Re: knightpanic show 101", "knightpanic show 101"),
+        ("RE: Fwd: AW: knightpanic show 101", "knightpanic show 101"),
+        ("Re[2]: Re^3: help", "help"),
+        ("[pbm-list] Re: help", "help"),
+        ("SV:VS:Antw: TR: WG: help", "help"),
+        ("help\tgames\r\n tutorial", "help games   tutorial"),
+        ("  help  ", "help"),
+        ("Remove me", "Remove me"),
+    ],
+)
+def test_normalize(subject, expected):
+    assert normalize(subject) == expected
+
+
+def test_options_anywhere_and_never_the_pass_token_or_numbers():
+    positional, params, server = extract_options(
+        ["knightpanic", "-size=6", "challenge", "alice", "-MOVER_LOSES", "--nagtime=3", "bob",
+         "--", "-", "-2", "-3d"]
+    )
+    assert positional == ["knightpanic", "challenge", "alice", "bob", "--", "-", "-2"]
+    assert params == {"size": "6", "mover_loses": True, "3d": True}
+    assert server == {"nag_days": 3}
+
+
+def test_option_values_keep_their_case():
+    _, params, _ = extract_options(["-Name=MixedCase"])
+    assert params == {"name": "MixedCase"}
+
+
+def test_command_words_are_case_insensitive_with_aliases_and_abbreviations():
+    assert parse("KNIGHTPANIC MVOE 101 alice pw a1-c5", GAMES).spec.name == "move"
+    assert parse("knightpanic board 101 alice pw a1-c5", GAMES).spec.name == "move"
+    assert parse("KnightPanic chall alice bob", GAMES).spec.name == "challenge"
+    assert parse("delete alice pw", GAMES).spec.name == "signoff"
+    assert parse("knightpanic -- 101 alice pw", GAMES).spec.name == "pass"
+
+
+def test_abbreviations_below_the_minimum_and_of_other_words_fail():
+    with pytest.raises(GrammarError, match='Unknown command "chal"'):
+        parse("knightpanic chal alice bob", GAMES)
+    with pytest.raises(GrammarError, match='Unknown command "sho"'):
+        parse("knightpanic sho 101", GAMES)
+
+
+def test_game_names_are_never_abbreviated():
+    with pytest.raises(GrammarError) as error:
+        parse("knightpani show 101", GAMES)
+    assert error.value.message == 'Unknown command "knightpani". Did you mean "knightpanic"?'
+
+
+def test_did_you_mean_for_game_commands():
+    with pytest.raises(GrammarError) as error:
+        parse("knightpanic shwo 101", GAMES)
+    assert error.value.message == 'Unknown command "shwo". Did you mean "show"?'
+    assert error.value.game is GAMES["knightpanic"]
+
+
+def test_no_suggestion_when_nothing_is_close():
+    with pytest.raises(GrammarError) as error:
+        parse("xyzzy", GAMES)
+    assert error.value.message == 'Unknown command "xyzzy".'
+
+
+@pytest.mark.parametrize(
+    "text,message",
+    [
+        ("", "No command given"),
+        ("** **", "No command given"),
+        ("Re:", "No command given"),
+        ("help " + "x " * 64, "Command too long"),
+        ("help " + "x" * 600, "Command too long"),
+        ("knightpanic", "No command given for KnightPanic"),
+        ("knightpanic show 101 -size=5", "The show command takes no options"),
+        ("knightpanic challenge alice bob --nagtime=abc", "--nagtime must be between 1 and 365"),
+    ],
+)
+def test_grammar_errors(text, message):
+    with pytest.raises(GrammarError) as error:
+        parse(text, GAMES)
+    assert message in error.value.message
+
+
+def test_stars_tokens_are_dropped():
+    parsed = parse("knightpanic move 101 alice pw a1-c5 **", GAMES)
+    assert parsed.args == ["101", "alice", "pw", "a1-c5"]
+
+
+def test_syntax_error_names_the_game():
+    with pytest.raises(GrammarError) as error:
+        parse("knightpanic move 101 alice", GAMES)
+    assert error.value.message == 'Syntax is "knightpanic move board userid password move[#n]"'
+
+
+@pytest.mark.parametrize(
+    "text,expected",
+    [
+        ("a1-c5#3", ("a1-c5", "3")),
+        ("a1-c5#", ("a1-c5#", None)),
+        ("a1#b#12", ("a1#b", "12")),
+        ("a1-c5#x", ("a1-c5", "x")),
+        ("a1-c5", ("a1-c5", None)),
+    ],
+)
+def test_split_guard(text, expected):
+    assert split_guard(text) == expected
+
+
+def test_board_tokens():
+    assert parse_board("0101") == (101, None)
+    assert parse_board("101#3") is None
+    assert parse_board("101#3", allow_ply=True) == (101, 3)
+    assert parse_board("101#-2", allow_ply=True) == (101, -2)
+    assert parse_board("x101") is None
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.text(max_size=120))
+def test_the_parser_only_raises_grammar_errors(text):
+    try:
+        parsed = parse(text, GAMES)
+    except GrammarError as error:
+        assert error.message
+    else:
+        assert parsed.spec.min_args <= len(parsed.args)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from(
+            ["knightpanic", "move", "show", "101", "alice", "-size=5", "--nagtime=3", "--", "#2",
+             "challenge", "help", "Re:", "**", "pass", "signup", "x@y.org", "-3d", "a1-c5#1"]
+        ),
+        max_size=10,
+    )
+)
+def test_the_parser_on_plausible_words(words):
+    try:
+        parse(" ".join(words), GAMES)
+    except GrammarError as error:
+        assert error.message

@@ -1,0 +1,188 @@
+"""Mail in through mail_handler.py, run as the MTA would: real RFC 822 messages on stdin."""
+
+import email
+import email.policy
+import sqlite3
+import subprocess
+import sys
+
+import pytest
+from click.testing import CliRunner
+
+from pbm.cli import cli
+from pbm.mailin import html_to_text, strip_body
+from tests.conftest import ROOT
+
+FIXTURES = ROOT / "tests" / "mail"
+
+
+def deliver(env, raw: bytes, sender=None):
+    run_env = dict(env)
+    if sender is not None:
+        run_env["SENDER"] = sender
+    return subprocess.run(
+        [sys.executable, str(ROOT / "mail_handler.py")],
+        input=raw,
+        env=run_env,
+        cwd=ROOT,
+        capture_output=True,
+        timeout=60,
+    )
+
+
+def fixture(name: str) -> bytes:
+    return (FIXTURES / name).read_bytes()
+
+
+class Mailbox:
+    def __init__(self, home):
+        self.new = home / "outbox" / "new"
+        self.seen = set()
+
+    def fresh(self):
+        messages = []
+        for path in sorted(self.new.iterdir()):
+            if path.name not in self.seen:
+                self.seen.add(path.name)
+                messages.append(email.message_from_bytes(path.read_bytes(), policy=email.policy.default))
+        return messages
+
+
+@pytest.fixture
+def server(project_env, tmp_path):
+    home = tmp_path / "home"
+    runner = CliRunner()
+    assert runner.invoke(cli, ["--home", str(home), "init"]).exit_code == 0
+    for userid in ("alice", "bob"):
+        result = runner.invoke(cli, ["--home", str(home), "signup", userid, "secret", f"{userid}@example.org"])
+        assert result.exit_code == 0
+    box = Mailbox(home)
+    box.fresh()
+    return project_env, box
+
+
+def test_a_game_opening_through_every_kind_of_mail(server):
+    env, box = server
+
+    assert deliver(env, fixture("signup_plain.eml")).returncode == 0
+    [mail] = box.fresh()
+    assert mail["Subject"] == "Account carol created" and mail["To"] == "carol@example.org"
+    assert mail["In-Reply-To"] == "<signup-carol-1@example.org>"
+
+    assert deliver(env, fixture("challenge_multipart.eml")).returncode == 0
+    mails = box.fresh()
+    assert {m["Subject"] for m in mails} == {"New KnightPanic Board 101 alice **"}
+    body = mails[0].get_content()
+    assert "Challenger writes:\nLet's play, Bob!" in body and "(html)" not in body
+
+    assert deliver(env, fixture("move_html_only.eml")).returncode == 0
+    mails = box.fresh()
+    assert {m["Subject"] for m in mails} == {"KnightPanic Board 101 bob **"}
+    body = mails[0].get_content()
+    assert "alice writes:\nYour turn, Bob & good luck\nSecond line\nThird line" in body
+    assert "Earlier board text" not in body and "alert" not in body and "color" not in body
+
+    assert deliver(env, fixture("move_quoted_printable.eml")).returncode == 0
+    mails = box.fresh()
+    assert sorted(m["To"] for m in mails) == ["alice@example.org", "bob@example.org"]
+    body = mails[0].get_content()
+    assert "bob writes:\nSchöne Grüße — a very long line that goes on and on and on past the soft" in body
+    for line in body.split("\n"):
+        assert len(line) <= 76
+
+    assert deliver(env, fixture("reply_quoting_server_mail.eml")).returncode == 0
+    mails = box.fresh()
+    body = mails[0].get_content()
+    assert "   3 a1-c5" in body
+    assert "alice writes:\nTaking the flank.\n" in body and "wrote:" not in body
+
+    assert deliver(env, fixture("reply_without_quote_marks.eml")).returncode == 0
+    body = box.fresh()[0].get_content()
+    assert "bob writes:\nHm.\n" in body
+
+
+def test_errors_go_to_reply_to(server):
+    env, box = server
+    raw = fixture("move_quoted_printable.eml")
+    assert deliver(env, raw).returncode == 0
+    [mail] = box.fresh()
+    assert mail["To"] == "bob.home@example.org"
+    assert mail["Subject"] == "KnightPanic error"
+    assert "KnightPanic board 101 not found" in mail.get_content()
+    assert "secret" not in mail.as_string()
+
+
+@pytest.mark.parametrize(
+    "name", ["autoreply.eml", "bounce.eml", "list_mail.eml", "own_mail_back.eml"]
+)
+def test_mail_that_must_get_no_answer(server, name):
+    env, box = server
+    result = deliver(env, fixture(name))
+    assert result.returncode == 0
+    assert box.fresh() == []
+
+
+def test_null_envelope_sender_gets_no_answer(server):
+    env, box = server
+    assert deliver(env, fixture("signup_plain.eml"), sender="").returncode == 0
+    assert box.fresh() == []
+
+
+def test_a_message_id_seen_before_is_not_processed_twice(server):
+    env, box = server
+    assert deliver(env, fixture("challenge_multipart.eml")).returncode == 0
+    assert len(box.fresh()) == 2
+    assert deliver(env, fixture("challenge_multipart.eml")).returncode == 0
+    assert box.fresh() == []
+    result = CliRunner().invoke(cli, ["--home", env["PBM_HOME"], "knightpanic", "games"])
+    assert "  101" in result.output and "  102" not in result.output
+
+
+def test_a_message_without_id_is_keyed_by_its_bytes(server):
+    env, box = server
+    assert deliver(env, fixture("no_message_id.eml")).returncode == 0
+    assert [m["Subject"] for m in box.fresh()] == ["Help games"]
+    assert deliver(env, fixture("no_message_id.eml")).returncode == 0
+    assert box.fresh() == []
+
+
+def test_too_large_message_is_refused_without_running(server):
+    env, box = server
+    raw = fixture("signup_plain.eml") + b"x" * (1024 * 1024 + 10) + b"\n"
+    assert deliver(env, raw).returncode == 0
+    [mail] = box.fresh()
+    assert mail["Subject"] == "PBM error"
+    assert "Message too large (limit 1048576 bytes); nothing was done" in mail.get_content()
+    assert "s3cret" not in mail.as_string()
+
+
+def test_no_database_means_try_again_later(project_env):
+    result = deliver(project_env, fixture("signup_plain.eml"))
+    assert result.returncode == 75
+
+
+def test_pending_migrations_mean_try_again_later(project_env, tmp_path):
+    home = tmp_path / "home"
+    home.mkdir()
+    sqlite3.connect(home / "pbm.db").close()
+    assert deliver(project_env, fixture("signup_plain.eml")).returncode == 75
+
+
+# -- the pieces of the pipeline ----------------------------------------------------------
+
+
+def test_strip_body_cuts_signatures_quotes_and_forwards():
+    text = "Nice move.\n\n> quoted line\nStill mine.  \n-- \nAlice\nsecret sig"
+    assert strip_body(text) == ["Nice move.", "", "Still mine."]
+    assert strip_body("ok\n__________\nlegal notice") == ["ok"]
+    assert strip_body("ok\n-----Original Message-----\nFrom: x") == ["ok"]
+    assert strip_body("ok\nFrom: Bob\nSent: Monday\nSubject: x") == ["ok"]
+    assert strip_body("From: me, with love\n\nreally") == ["From: me, with love", "", "really"]
+    assert strip_body("ok\r\n" + "*" * 60 + "\r\nGame started") == ["ok"]
+    assert strip_body("\n\n\nhello\n\n") == ["hello"]
+    assert strip_body("ok\nA new KnightPanic board (101) has been started.") == ["ok"]
+
+
+def test_html_to_text():
+    html = "<p>One &lt;two&gt;</p><ul><li>a</li><li>b</li></ul><style>x{}</style>"
+    assert [line for line in html_to_text(html).split("\n") if line] == ["One <two>", "a", "b"]
