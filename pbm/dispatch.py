@@ -6,7 +6,6 @@ every mail it produces, so a command and its mail commit or vanish together.
 
 import errno
 import logging
-import sqlite3
 import traceback
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -18,7 +17,7 @@ from .grammar import GrammarError, mask_unparsed, normalize, parse
 from .mailout import Mail, deliver, queue
 from .plugins import get_games, get_migration_sets
 from .security import hash_password, mask_secrets, needs_rehash, verify_password
-from .storage import Store, core_migrations
+from .storage import Store, core_migrations, is_busy_or_full
 from .templating import text_environment
 
 log = logging.getLogger("pbm.dispatch")
@@ -62,11 +61,8 @@ class Result:
 
 
 def is_transient(error: BaseException) -> bool:
-    if isinstance(error, TransientError):
+    if isinstance(error, TransientError) or is_busy_or_full(error):
         return True
-    if isinstance(error, sqlite3.OperationalError):
-        text = str(error).lower()
-        return any(w in text for w in ("locked", "busy", "disk is full", "disk i/o"))
     return isinstance(error, OSError) and error.errno in (errno.ENOSPC, errno.EDQUOT)
 
 

@@ -152,6 +152,14 @@ def m001_core(db):
     )
 
 
+def is_busy_or_full(error: BaseException) -> bool:
+    """A database error that waiting may cure: locked past the busy timeout, or a full disk."""
+    if not isinstance(error, sqlite3.OperationalError):
+        return False
+    text = str(error).lower()
+    return any(w in text for w in ("locked", "busy", "disk is full", "disk i/o"))
+
+
 class Store:
     """One connection to $PBM_HOME/pbm.db and the queries the core needs."""
 

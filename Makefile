@@ -1,0 +1,34 @@
+# pbm: `make demo` and `make test` set up everything in .venv on a fresh machine.
+
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+INSTALLED := $(VENV)/.installed
+TEST_INSTALLED := $(VENV)/.installed-test
+DEMO_HOME := $(CURDIR)/.demo-home
+
+.PHONY: demo test install clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+
+$(INSTALLED): $(BIN)/python setup.cfg pyproject.toml
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e .
+	touch $@
+
+$(TEST_INSTALLED): $(INSTALLED)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[test]'
+	touch $@
+
+install: $(INSTALLED)
+
+# A fresh demo home every time: two new users play a whole game by mail.
+demo: $(INSTALLED)
+	rm -rf $(DEMO_HOME)
+	PBM_HOME=$(DEMO_HOME) $(BIN)/python -m pbm.demo
+
+test: $(TEST_INSTALLED)
+	$(BIN)/python -m pytest
+
+clean:
+	rm -rf $(VENV) $(DEMO_HOME) .pytest_cache .hypothesis *.egg-info

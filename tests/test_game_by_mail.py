@@ -1,0 +1,107 @@
+"""A complete Knight Panic game played by mail, from challenge to win, through mail_handler.py."""
+
+import email
+import email.policy
+import subprocess
+import sys
+from email.message import EmailMessage
+
+import pytest
+from click.testing import CliRunner
+
+from pbm.cli import cli
+from tests.conftest import ROOT
+
+MOVES = ["c1-a5", "a7-c3", "g1-e5", "c7-a3", "e5-a7", "a3-c7", "a5-c1", "c7-e3", "e1-c5"]
+
+
+def send(env, sender, subject, body="", number=[0]):
+    number[0] += 1
+    message = EmailMessage()
+    message["From"] = sender
+    message["To"] = "pbm@localhost"
+    message["Subject"] = subject
+    message["Message-ID"] = f"<game-{number[0]}@test.example>"
+    message.set_content(body or "\n")
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "mail_handler.py")],
+        input=message.as_bytes(),
+        env=env,
+        cwd=ROOT,
+        capture_output=True,
+        timeout=60,
+    )
+    assert result.returncode == 0, result.stderr.decode()
+
+
+def inbox(home, seen):
+    by_address = {}
+    for path in sorted((home / "outbox" / "new").iterdir()):
+        if path.name in seen:
+            continue
+        seen.add(path.name)
+        message = email.message_from_bytes(path.read_bytes(), policy=email.policy.default)
+        by_address.setdefault(str(message["To"]), []).append(message)
+    return by_address
+
+
+@pytest.mark.parametrize("size", [4])
+def test_full_game_by_mail(project_env, tmp_path, size):
+    home = tmp_path / "home"
+    assert CliRunner().invoke(cli, ["--home", str(home), "init"]).exit_code == 0
+    seen = set()
+    send(project_env, "alice@example.org", "signup alice pw-alice")
+    send(project_env, "Bob <bob@example.org>", "signup bob pw-bob")
+    got = inbox(home, seen)
+    assert [m["Subject"] for m in got["alice@example.org"]] == ["Account alice created"]
+    assert [m["Subject"] for m in got["bob@example.org"]] == ["Account bob created"]
+
+    send(project_env, "alice@example.org", "knightpanic challenge alice bob")
+    got = inbox(home, seen)
+    for address in ("alice@example.org", "bob@example.org"):
+        [mail] = got[address]
+        assert mail["Subject"] == "New KnightPanic Board 101 alice"
+
+    passwords = {"alice": "pw-alice", "bob": "pw-bob"}
+    for ply, move in enumerate(MOVES, start=1):
+        mover, waiting = ("alice", "bob") if ply % 2 else ("bob", "alice")
+        # A stale or out-of-turn mail first: refused to the sender only, nothing changes.
+        send(project_env, f"{waiting}@example.org",
+             f"knightpanic move 101 {waiting} {passwords[waiting]} {move}")
+        got = inbox(home, seen)
+        assert list(got) == [f"{waiting}@example.org"]
+        assert got[f"{waiting}@example.org"][0]["Subject"] == "KnightPanic Board 101 Error"
+        assert "It is not your move" in got[f"{waiting}@example.org"][0].get_content()
+
+        send(project_env, f"{mover}@example.org",
+             f"knightpanic move 101 {mover} {passwords[mover]} {move}#{ply}", body=f"ply {ply}")
+        got = inbox(home, seen)
+        assert sorted(got) == ["alice@example.org", "bob@example.org"]
+        for address, [mail] in got.items():
+            body = mail.get_content()
+            assert f"{mover} writes:\nply {ply}" in body
+            if ply < len(MOVES):
+                assert mail["Subject"] == f"KnightPanic Board 101 {waiting} **"
+                assert f"It is {waiting}'s turn." in body
+            else:
+                assert mail["Subject"] == "KnightPanic Board 101 **"
+                assert "Game won by alice." in body
+                assert "(Black's knight on g7 cannot move)" in body
+                assert "   9 e1-c5" in body and "   1 c1-a5      2 a7-c3" in body
+                assert "  5  . o . .  5" in body
+                assert "Game ended......" in body
+
+    send(project_env, "bob@example.org", "knightpanic move 101 bob pw-bob a3-c7")
+    [refusal] = inbox(home, seen)["bob@example.org"]
+    assert "The game has ended" in refusal.get_content()
+
+
+def test_the_demo_plays_to_the_win(tmp_path, project_env):
+    env = dict(project_env, PBM_HOME=str(tmp_path / "demo"))
+    result = subprocess.run(
+        [sys.executable, "-m", "pbm.demo"], env=env, cwd=ROOT, capture_output=True, timeout=300
+    )
+    assert result.returncode == 0, result.stderr.decode()
+    output = result.stdout.decode()
+    assert "Game won by alice." in output
+    assert "wonderland" not in output and "builder1" not in output

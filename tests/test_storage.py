@@ -1,0 +1,125 @@
+"""Storage promises: the log is the truth, snapshots only a cache; SQL only in storage.py."""
+
+import ast
+import json
+import re
+from pathlib import Path
+
+from pbm.config import Config
+from pbm.position import replay
+from pbm.storage import Store
+from tests.conftest import ROOT
+
+
+def play_some_boards(harness):
+    harness.signup("alice", "bob", "carol")
+    harness.ok("knightpanic challenge alice bob")
+    for userid, move in [("alice", "c1-a5"), ("bob", "a7-c3"), ("alice", "g1-e5")]:
+        harness.ok(f"knightpanic move 101 {userid} secret {move}")
+    harness.ok("knightpanic challenge bob carol -size=6")
+    harness.ok("knightpanic move 102 bob secret c3-e7")
+    harness.ok("tally challenge alice bob carol")
+    harness.ok("tally move 101 alice secret 2")
+    harness.ok("knightpanic challenge alice carol")
+    harness.ok("knightpanic move 103 alice secret c1-e5")
+    harness.ok("knightpanic move 103 carol secret a7-c3")
+
+
+def test_every_snapshot_equals_a_replay_of_the_log(harness):
+    play_some_boards(harness)
+    from pbm.plugins import get_games
+
+    games = get_games()
+    store = Store.open(harness.home / "pbm.db")
+    checked = 0
+    for row in store.all_boards():
+        game = games[row["game"]]
+        position = replay(
+            game, json.loads(row["options"]), store.seat_userids(row["id"]), row["seed"],
+            store.moves(row["id"]),
+        )
+        assert row["snapshot_ply"] == position.plies_made
+        assert json.loads(row["snapshot_state"]) == position.state
+        checked += 1
+    assert checked == 4
+    assert store.integrity_check() == "ok"
+
+
+def test_a_dropped_or_stale_snapshot_changes_nothing(harness):
+    play_some_boards(harness)
+    before = harness.ok("knightpanic show 101", sender=None).printed[0].body
+    store = Store.open(harness.home / "pbm.db")
+    store.conn.execute("UPDATE boards SET snapshot_ply = 1 WHERE number = 101 AND game = 'knightpanic'")
+    assert harness.ok("knightpanic show 101", sender=None).printed[0].body == before
+    store.conn.execute("UPDATE boards SET snapshot_ply = NULL, snapshot_state = NULL")
+    assert harness.ok("knightpanic show 101", sender=None).printed[0].body == before
+    harness.ok("knightpanic move 101 bob secret c7-e3")
+
+
+def test_the_database_uses_wal_and_is_migrated(harness):
+    store = Store.open(harness.home / "pbm.db")
+    assert store.conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    from pbm.storage import core_migrations
+
+    assert store.pending_migrations([core_migrations]) == []
+
+
+def test_a_refused_command_leaves_no_trace_but_its_answer(harness):
+    harness.signup("alice", "bob")
+    harness.ok("knightpanic challenge alice bob")
+    store = Store.open(harness.home / "pbm.db")
+
+    def counts():
+        return {t: store.conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0]
+                for t in ("boards", "moves", "users", "seats")}
+
+    before = counts()
+    harness.refused("knightpanic move 101 alice secret c1-c3")
+    harness.refused("knightpanic move 101 alice wrong c1-e5")
+    assert counts() == before
+
+
+def _imports(path: Path):
+    tree = ast.parse(path.read_text())
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            yield from (alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            yield node.module
+
+
+SQL_RE = re.compile(
+    r"^\s*(SELECT .+ FROM|INSERT INTO|UPDATE \w+ SET|DELETE FROM|CREATE (UNIQUE |TABLE|INDEX)"
+    r"|DROP |ALTER TABLE|PRAGMA |BEGIN|COMMIT|SAVEPOINT)"
+)
+
+
+def _string_constants(path: Path):
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            yield node.value
+
+
+def test_only_storage_touches_sqlite_and_nothing_runs_a_shell():
+    for path in sorted((ROOT / "pbm").rglob("*.py")):
+        imports = set(_imports(path))
+        text = path.read_text()
+        if path.name != "storage.py":
+            assert not imports & {"sqlite3", "sqlite_utils"}, path
+            assert not [s for s in _string_constants(path) if SQL_RE.match(s)], path
+        assert "subprocess" not in imports or path.name == "demo.py", path
+        assert "os.system" not in text and "shell=True" not in text, path
+    for path in sorted((ROOT / "games").rglob("*.py")):
+        imports = set(_imports(path))
+        assert not imports & {"sqlite3", "sqlite_utils", "pbm.storage", "smtplib"}, path
+
+
+def test_passwords_are_never_stored_or_mailed_in_clear(harness):
+    harness.ok("signup alice Sup3rSecret alice@example.org")
+    harness.refused("change password alice Sup3rSecret x")
+    raw = (harness.home / "pbm.db").read_bytes()
+    assert b"Sup3rSecret" not in raw
+    for path in harness.outbox_files():
+        assert b"Sup3rSecret" not in path.read_bytes()
+    store = Store.open(harness.home / "pbm.db")
+    assert store.password_hash("alice").startswith("$argon2id$")
