@@ -126,6 +126,8 @@ class Server:
             parsed, grammar_error = parse(request.text, self.games, self._nag_default()), None
         except GrammarError as error:
             parsed, grammar_error = None, error
+        if parsed is not None and parsed.spec.batch:
+            return parsed.spec.handler(self, request)
         checks = self._verify_passwords(parsed) if parsed else {}
         try:
             with self.store.write():

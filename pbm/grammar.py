@@ -67,6 +67,7 @@ class CommandSpec:
     auth: tuple[int, int] | None = None  # (userid position, password position)
     new_secrets: tuple[int, ...] = ()  # passwords hashed before the transaction
     operator_only: bool = False
+    batch: bool = False  # runs each body line as a command of its own (multiple)
 
     @property
     def word(self) -> str:

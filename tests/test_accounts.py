@@ -147,3 +147,39 @@ def test_signoff_deletes_and_forfeits_active_boards(harness):
     assert "Invalid userid entered" in harness.refused("add alice secret x@y.org")
     text = harness.ok("knightpanic show 101", sender=None).printed[0].body
     assert "Forfeit" in text
+
+
+def test_multiple_runs_each_line_on_its_own(harness):
+    harness.signup("alice", "bob")
+    harness.new_mails()
+    body = "\n".join([
+        "# my moves for today",
+        "knightpanic challenge alice bob",
+        "",
+        "knightpanic move 101 alice secret c1-e5",
+        "knightpanic move 101 alice secret a1-c5",
+        "knightpanic move 101 bob secret g7-e3",
+        "-- ",
+        "knightpanic move 101 bob secret never-run",
+    ])
+    result = harness.run("multiple", sender="alice@example.org", body=body)
+    assert not result.ok
+    subjects = [m["Subject"] for m in harness.new_mails("alice@example.org")]
+    assert subjects == [
+        "New KnightPanic Board 101 alice",
+        "KnightPanic Board 101 bob",
+        "KnightPanic Board 101 Error",
+        "KnightPanic Board 101 alice",
+    ]
+    text = harness.ok("knightpanic show 101", sender=None).printed[0].body
+    assert "   1 c1-e5      2 g7-e3" in text and "writes:" not in text
+
+
+def test_multiple_needs_lines_and_stops_at_the_limit(harness):
+    assert "No commands found in the message body" in harness.refused("multiple", body="# none")
+    harness.home.joinpath("pbm.ini").write_text("[limits]\nmax_multiple_lines = 2\n")
+    result = harness.run("multiple", body="help\nhelp games\nhelp tutorial")
+    assert not result.ok
+    subjects = [m.subject for _, m in result.queued]
+    assert subjects == ["Help commands", "Help games", "PBM error"]
+    assert "Only the first 2 commands were processed" in result.queued[-1][1].body

@@ -1,3 +1,3 @@
 """One function per pbmserv command; importing this package registers them all."""
 
-from . import accounts, info, play  # noqa: F401
+from . import accounts, batch, info, play  # noqa: F401
