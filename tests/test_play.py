@@ -60,10 +60,9 @@ def test_invalid_challenge_lists_every_problem(harness):
     assert 'Invalid KnightPanic parameter "-size=9": size must be from 4 to 7' in body
 
 
-def test_challenge_needs_enough_players_and_refuses_3d(harness):
+def test_challenge_needs_enough_players(harness):
     harness.signup("alice", "bob")
     assert "At least 2 players must play" in harness.refused("knightpanic challenge alice")
-    assert "3D variant is not available" in harness.refused("knightpanic challenge alice bob -3d")
 
 
 def test_a_move_reaches_both_players_in_their_view(game):
