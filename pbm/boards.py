@@ -2,10 +2,13 @@
 
 import json
 
-from .config import parse_stamp, seconds_between, stamp
-from .position import FORFEITED, PLAYING, RESIGNED, replay, scores
+from .config import seconds_between, stamp
+from .game import MoveError
+from .position import FORFEITED, PLAYING, RESIGNED, canonical_ply, replay, scores
+from .ratings import apply_result
 
 MAX_AUTOMATIC_ROUNDS = 1000
+VOTE_NAMES = {"draw": "draw proposal", "undo": "undo request"}
 
 
 class InternalError(RuntimeError):
@@ -13,23 +16,37 @@ class InternalError(RuntimeError):
 
 
 class Board:
-    def __init__(self, ctx, row):
+    def __init__(self, ctx, row, seat_userids=None, plies=None):
         self.ctx = ctx
         self.store = ctx.store
         self.row = row
         self.game = ctx.server.game_for_board(row["game"])
         self.options = json.loads(row["options"])
-        self.seat_userids = self.store.seat_userids(row["id"])
-        self.plies = self.store.moves(row["id"])
+        stored = row["id"] is not None
+        self.seat_userids = self.store.seat_userids(row["id"]) if stored else seat_userids
+        self.plies = self.store.moves(row["id"]) if stored else list(plies or [])
         snapshot = None
         if row["snapshot_state"] is not None:
             snapshot = (row["snapshot_ply"], json.loads(row["snapshot_state"]))
         self.position = replay(
             self.game, self.options, self.seat_userids, row["seed"], self.plies, snapshot=snapshot
         )
-        self.events: list[str] = []
+        self.events: list[str] = []  # what happened in this run, for the board mails
         self.auto_from: int | None = None  # first ply the automatic steps made in this run
-        self.discarded_queue_note: str | None = None
+        self.finished_now = False
+
+    @classmethod
+    def unsaved(cls, ctx, game, options, userids, number):
+        """A board that lives only in this command: `preview new`."""
+        moment = stamp(ctx.now)
+        row = {
+            "id": None, "game": game.name, "number": number, "status": "active",
+            "options": json.dumps(options), "seed": 0, "created_at": moment,
+            "last_move_at": moment, "nag_days": 0, "forfeit_days": 0, "total_days": 0,
+            "comment_author": None, "comment_text": None, "archived_at": None,
+            "snapshot_state": None, "snapshot_ply": None, "rated": 0, "finished_at": None,
+        }
+        return cls(ctx, row, seat_userids=userids)
 
     # -- facts ---------------------------------------------------------------------
 
@@ -63,6 +80,9 @@ class Board:
         on_move = self.position.to_move()
         return on_move if on_move in seats else seats[0]
 
+    def playing_seats_of(self, userid: str) -> list[int]:
+        return [s for s in self.position.seats_of(userid) if self.position.statuses[s] == PLAYING]
+
     def seat_status(self, userid: str) -> str | None:
         """playing if any seat of the user plays; else resigned/forfeited; None if no seat."""
         statuses = [self.position.statuses[s] for s in self.position.seats_of(userid)]
@@ -75,17 +95,15 @@ class Board:
         players = [
             u for s, u in enumerate(self.position.holders) if self.position.statuses[s] == PLAYING
         ]
-        seen, result = set(), []
-        for userid in players + self.store.subscribers(self.id):
-            if userid not in seen:
-                seen.add(userid)
-                result.append(userid)
-        return result
+        return list(dict.fromkeys(players + self.store.subscribers(self.id)))
 
-    # -- changes -------------------------------------------------------------------
+    def vote(self):
+        return self.store.vote(self.id)
+
+    # -- plies -----------------------------------------------------------------------
 
     def play(self, seat: int, kind: str, text: str, auto: bool = False) -> dict:
-        """Append one ply to the log and the position."""
+        """Append one ply; any ply cancels a pending vote and every submission."""
         moment = self.ctx.now
         charged = 0 if auto else seconds_between(self.row["last_move_at"], moment)
         ply = {
@@ -99,49 +117,49 @@ class Board:
             "created_at": stamp(moment),
         }
         self.store.append_move(
-            self.id,
-            ply=ply["ply"],
-            seat=seat,
-            userid=ply["userid"],
-            kind=kind,
-            text=text,
-            auto=auto,
-            charged=charged,
-            at=ply["created_at"],
+            self.id, ply=ply["ply"], seat=seat, userid=ply["userid"], kind=kind, text=text,
+            auto=auto, charged=charged, at=ply["created_at"],
         )
         self.row["last_move_at"] = ply["created_at"]
         self.position.apply(ply)
+        self.plies = self.position.plies
         if auto and self.auto_from is None:
             self.auto_from = ply["ply"]
+        vote = self.vote()
+        if vote is not None:
+            self.store.end_vote(self.id)
+            self.events.append(f"The pending {VOTE_NAMES[vote['kind']]} has been cancelled.")
+        self.store.drop_submissions(self.id)
         return ply
 
+    def play_text(self, seat: int, text: str, auto: bool = False) -> None:
+        """Play a move text or `pass` for a seat; MoveError when it is not legal now."""
+        kind, canonical = canonical_ply(self.game, self.position.state, seat, text)
+        self.play(seat, kind, canonical, auto)
+
+    def guard_error(self, text: str, guard: str | None) -> str | None:
+        if guard is None:
+            return None
+        if not guard.isdigit():
+            return f'Invalid move number "{guard}" specified'
+        if int(guard) != self.position.move_number:
+            return f"Move {text} received as move #{self.position.move_number}"
+        return None
+
     def set_comment(self, author: str, body: str):
+        at = stamp(self.ctx.now)
         if body.strip():
-            self.store.set_comment(self.id, author, body, stamp(self.ctx.now))
-            self.row.update(comment_author=author, comment_text=body, comment_at=stamp(self.ctx.now))
+            self.store.set_comment(self.id, author, body, at)
+            self.row.update(comment_author=author, comment_text=body, comment_at=at)
         else:
             self.store.set_comment(self.id, None, None, None)
             self.row.update(comment_author=None, comment_text=None, comment_at=None)
 
-    def run_automatic_steps(self):
-        """Play what nobody needs to decide: passes for seats that left, forced moves."""
-        for _ in range(MAX_AUTOMATIC_ROUNDS):
-            seat = self.position.to_move()
-            if seat is None:
-                return
-            if self.position.statuses[seat] in (RESIGNED, FORFEITED):
-                self.play(seat, "pass", "pass", auto=True)
-                continue
-            forced = self.game.forced_move(self.position.state)
-            if forced is None:
-                return
-            self.play(seat, "pass" if forced == "pass" else "move", forced, auto=True)
-        raise InternalError(f"{self.title_name}: automatic steps did not settle")
-
-    def resign(self, seat: int, kind: str = "resign"):
+    def resign(self, seat: int, kind: str = "resign", auto: bool = False):
         """A resignation or forfeit ply; the user goes on watching as a subscriber."""
         userid = self.position.holders[seat]
-        self.play(seat, kind, "Resign" if kind == "resign" else "Forfeit")
+        self.play(seat, kind, "Resign" if kind == "resign" else "Forfeit", auto)
+        self.store.set_pending_resignation(self.id, seat, False)
         if self.seat_status(userid) != PLAYING:
             self.store.subscribe(self.id, userid)
 
@@ -149,6 +167,53 @@ class Board:
         return self.position.plies_made < self.position.seats and not self.position.has_played(
             seat
         )
+
+    # -- the automatic steps (3.5.4) ----------------------------------------------------
+
+    def run_automatic_steps(self):
+        """Play what nobody needs to decide now: passes for seats that left, pending
+        resignations, queued moves, forced moves."""
+        for _ in range(MAX_AUTOMATIC_ROUNDS):
+            seat = self.position.to_move()
+            if seat is None:
+                return
+            if self.position.statuses[seat] in (RESIGNED, FORFEITED):
+                self.play(seat, "pass", "pass", auto=True)
+                continue
+            pending = self.store.queued(self.id, seat)
+            if pending is not None and pending["resign"]:
+                userid = self.position.holders[seat]
+                self.resign(seat, auto=True)
+                self.events.append(f"{userid} has resigned.")
+                continue
+            if pending is not None and pending["move_text"] is not None:
+                self.store.clear_queued_move(self.id, seat)
+                if self._play_queued(seat, pending):
+                    continue
+            forced = self.game.forced_move(self.position.state)
+            if forced is None:
+                return
+            self.play(seat, "pass" if forced == "pass" else "move", forced, auto=True)
+        raise InternalError(f"{self.title_name}: automatic steps did not settle")
+
+    def _play_queued(self, seat: int, pending) -> bool:
+        userid = self.position.holders[seat]
+        text = pending["move_text"]
+        error = self.guard_error(text, pending["guard"])
+        if error is None:
+            try:
+                self.play_text(seat, text, auto=True)
+            except MoveError as refusal:
+                error = str(refusal)
+        if error is not None:
+            self.events.append(f"{userid}'s queued move was illegal and has been discarded.")
+            self.ctx.queued_move_failed(self, userid, text, error)
+            return False
+        if pending["comment"]:
+            self.set_comment(userid, pending["comment"])
+        return True
+
+    # -- the end -----------------------------------------------------------------------
 
     def settle(self):
         """After a change: automatic steps, then the end of the game if it came."""
@@ -158,33 +223,48 @@ class Board:
             self.finish(outcome)
         self.save_snapshot()
 
-    def finish(self, outcome):
+    def finish(self, outcome, reason: str | None = None):
         moment = stamp(self.ctx.now)
         self.store.set_board_status(self.id, "finished", finished_at=moment)
         self.row.update(status="finished", finished_at=moment)
         holders = self.position.holders
-        rated = (
-            bool(self.row["rated"])
-            and len(set(holders)) >= 2
-            and self.game.is_rated(self.options)
-        )
-        self.store.add_result(
+        rated = bool(self.row["rated"]) and len(set(holders)) >= 2 and self.game.is_rated(self.options)
+        seats = list(zip(holders, scores(self.position, outcome)))
+        result_id = self.store.add_result(
             game=self.game.name,
             board_id=self.id,
             finished_at=moment,
             rated=rated,
             points=outcome.points,
-            reason=outcome.reason,
-            scores=list(zip(holders, scores(self.position, outcome))),
+            reason=reason if reason is not None else outcome.reason,
+            scores=seats,
         )
+        if rated:
+            apply_result(self.store, result_id, self.game.name, seats)
+            for userid in set(holders):
+                self.store.set_inactive_flag(self.game.name, userid, False)
+        self.store.clear_queues(self.id)
+        self.finished_now = True
 
     def save_snapshot(self):
         self.store.save_snapshot(self.id, self.position.plies_made, self.position.state)
 
-    # -- results -------------------------------------------------------------------
+    def reload(self):
+        """Replay from the log after plies were set aside (undo, withdrawal)."""
+        self.store.drop_snapshot(self.id)
+        fresh = Board(self.ctx, self.store.board_by_id(self.id))
+        self.row, self.seat_userids, self.plies, self.position = (
+            fresh.row, fresh.seat_userids, fresh.plies, fresh.position
+        )
 
     def result(self):
         return self.store.board_result(self.id) if not self.active else None
 
-    def started_at(self):
-        return parse_stamp(self.row["created_at"])
+    def notifiers(self) -> list[str]:
+        if self.id is None:
+            return []
+        return list(
+            dict.fromkeys(
+                self.store.board_notifiers(self.id) + self.store.game_notifiers(self.game.name)
+            )
+        )

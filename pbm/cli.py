@@ -220,3 +220,47 @@ def plugins():
 
     for name, display, dist, version in plugin_listing():
         click.echo(f"{name:<16}{display:<16}{dist} {version}".rstrip())
+
+
+@cli.command()
+@click.argument("games", nargs=-1)
+@click.option("--mode", type=click.Choice(["full", "nag"]), default="full", show_default=True,
+              help="full: nags, forfeits, archiving, housekeeping; nag: nags only.")
+@click.option("--dry-run", is_flag=True, help="Report what would be done; change nothing.")
+@click.pass_obj
+def cleanup(obj, games, mode, dry_run):
+    """Timeouts for cron: nags, forfeits, auto-accepted votes, archiving (daily or more)."""
+    from .cleanup import run_cleanup
+    from .dispatch import TransientError, open_server
+
+    try:
+        with open_server(obj["config"]) as server:
+            unknown = [g for g in games if g.lower() not in server.games]
+            if unknown:
+                raise click.BadParameter(f"unknown game {unknown[0]!r}", param_hint="GAMES")
+            report = run_cleanup(server, [g.lower() for g in games] or None, mode, dry_run)
+    except TransientError as error:
+        click.echo(f"pbm: try again later: {error}", err=True)
+        sys.exit(EX_TEMPFAIL)
+    prefix = "would do: " if dry_run else ""
+    for line in report:
+        click.echo(prefix + line)
+    if not report:
+        click.echo("Nothing to do.")
+
+
+@cli.command("ratings-rebuild")
+@click.argument("games", nargs=-1)
+@click.pass_obj
+def ratings_rebuild(obj, games):
+    """Recompute ratings from the results table (the same numbers, by construction)."""
+    from .ratings import rebuild
+
+    store = _open_store(obj["config"])
+    try:
+        chosen = [g.lower() for g in games] or store.result_games()
+        with store.write():
+            count = rebuild(store, chosen)
+    finally:
+        store.close()
+    click.echo(f"{count} rated results replayed for {', '.join(chosen) or 'no game'}")

@@ -111,7 +111,9 @@ class Server:
         }
 
     def rating_lines(self, board, result) -> list[str]:
-        return []
+        from .ratings import rating_lines
+
+        return rating_lines(self.store, result)
 
     def render(self, template: str, **values) -> str:
         return self.templates.get_template(template).render(**values).strip("\n")
@@ -127,7 +129,7 @@ class Server:
         except GrammarError as error:
             parsed, grammar_error = None, error
         if parsed is not None and parsed.spec.batch:
-            return parsed.spec.handler(self, request)
+            return parsed.spec.handler(self, request, parsed)
         checks = self._verify_passwords(parsed) if parsed else {}
         try:
             with self.store.write():
@@ -140,7 +142,7 @@ class Server:
                     ctx.refuse_grammar(grammar_error)
                 else:
                     ctx.run()
-                result = self._queue(ctx)
+                result = self.queue_mails(ctx)
         except Exception as error:
             if is_transient(error):
                 raise
@@ -157,7 +159,7 @@ class Server:
                 self.store.inbox_add(request.key, stamp(now()))
             ctx = Context(self, request, None, {})
             ctx.refuse(message)
-            result = self._queue(ctx)
+            result = self.queue_mails(ctx)
         deliver(self.store, self.config, [row_id for row_id, _ in result.queued])
         return result
 
@@ -177,7 +179,7 @@ class Server:
                 checks[("new", parsed.args[position])] = hash_password(parsed.args[position])
         return checks
 
-    def _queue(self, ctx) -> Result:
+    def queue_mails(self, ctx) -> Result:
         result = Result(ok=not ctx.refused)
         for mail in ctx.mails:
             if mail.to_sender and ctx.request.operator:
@@ -280,18 +282,18 @@ class Context:
         self.refused = True
         secrets = None
         if error.spec is not None:
-            secrets = [error.args_[i] for i in error.spec.secrets if i < len(error.args_)]
+            positions = error.spec.secret_positions(error.args_)
+            secrets = [error.args_[i] for i in positions if i < len(error.args_)]
         self._error_mail(error.message, None, secrets, error.game)
 
     def _error_mail(self, message, board, secrets, game, subject=None):
-        if subject is not None:
-            pass
-        elif board is not None:
-            subject = f"{board.title_name} Error"
-        elif game is not None:
-            subject = f"{game.display_name} error"
-        else:
-            subject = "PBM error"
+        if subject is None:
+            if board is not None:
+                subject = f"{board.title_name} Error"
+            elif game is not None:
+                subject = f"{game.display_name} error"
+            else:
+                subject = "PBM error"
         subject_line = normalize(self.request.text)
         body_lines = self.request.body_lines[:QUOTED_BODY_LINES]
         if secrets is None:
@@ -364,6 +366,10 @@ class Context:
         if addresses:
             self.mails.append(Mail(kind, subject, body, list(addresses), userid=userid, reply=reply))
 
+    def mail_address(self, address: str, subject: str, body: str, kind: str):
+        """A mail to an address of the configuration (broadcast list, operator)."""
+        self.mails.append(Mail(kind, subject, body, [address]))
+
     def sender_is_among(self, addresses) -> bool:
         sender = (self.request.sender or "").lower()
         return bool(sender) and sender in {a.lower() for a in addresses}
@@ -380,19 +386,38 @@ class Context:
         subject = board.title_name + (f" {on_move}" if on_move else "")
         return subject + (" **" if board.row["comment_text"] else "")
 
-    def send_board_mails(self, board, events=(), *, subject=None, title=None, spectator_to_sender=False):
-        """One mail per audience member, each in their own perspective (3.5.2)."""
+    def announce(self, board, *, subject=None, title=None, spectator_to_sender=False):
+        """Board mails to the audience, each in their own perspective, with this run's
+        events (3.5.2); and the notifiers' mails when the game ended in this run."""
         subject = subject or self.board_subject(board)
         recipients = []
         for userid in board.audience():
             body = self.render(
-                "mail/board.txt", **self.board_context(board, userid, events=events, title=title)
+                "mail/board.txt",
+                **self.board_context(board, userid, events=board.events, title=title),
             )
             addresses = self.store.addresses(userid)
             self.mail_user(userid, subject, body, "board", addresses)
             recipients.extend(addresses)
         if spectator_to_sender and not self.sender_is_among(recipients):
             body = self.render(
-                "mail/board.txt", **self.board_context(board, None, events=events, title=title)
+                "mail/board.txt", **self.board_context(board, None, events=board.events, title=title)
             )
             self.reply(subject, body, kind="board")
+        if board.finished_now:
+            title = f"Notification of {board.title_name}"
+            for userid in board.notifiers():
+                context = self.board_context(board, None, title=title)
+                context["comment"] = None
+                self.mail_user(userid, title, self.render("mail/board.txt", **context), "notify")
+
+    def queued_move_failed(self, board, userid, text, error):
+        """Tell the queuer their queued move could not be played (3.5.4 step 3)."""
+        message = f'Queued move "{text}" was found but is illegal: {error}'
+        body = self.render(
+            "mail/error.txt",
+            message=message,
+            summary=self.render("mail/board.txt", **self.board_context(board, userid)),
+            quoted=[],
+        )
+        self.mail_user(userid, f"Unexpected error ({board.title_name})", body, "error")

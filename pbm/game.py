@@ -63,7 +63,7 @@ class BaseGame:
         return None
 
     def is_rated(self, options: dict) -> bool:
-        return not any(name.startswith("handicap") for name in options)
+        return not any(name.startswith("handicap") and value for name, value in options.items())
 
     def _environment(self):
         if self.templates is None:

@@ -63,8 +63,10 @@ class CommandSpec:
     takes_options: bool = False
     min_args: int = 0
     max_args: int | None = None
-    secrets: tuple[int, ...] = ()  # argument positions holding passwords
-    auth: tuple[int, int] | None = None  # (userid position, password position)
+    # Argument positions of passwords, and of the (userid, password) to check; a function
+    # of the arguments where the command has two shapes (accept B U P / accept U P).
+    secrets: tuple[int, ...] | Callable = ()
+    auth: tuple[int, int] | Callable | None = None
     new_secrets: tuple[int, ...] = ()  # passwords hashed before the transaction
     operator_only: bool = False
     batch: bool = False  # runs each body line as a command of its own (multiple)
@@ -72,6 +74,12 @@ class CommandSpec:
     @property
     def word(self) -> str:
         return self.name.split()[0]
+
+    def secret_positions(self, args) -> tuple[int, ...]:
+        return self.secrets(args) if callable(self.secrets) else self.secrets
+
+    def auth_positions(self, args):
+        return self.auth(args) if callable(self.auth) else self.auth
 
     def syntax_for(self, game) -> str:
         return self.syntax.replace("{game}", game.name if game else "game")
@@ -111,12 +119,13 @@ class Parsed:
 
     @property
     def secrets(self) -> list[str]:
-        return [self.args[i] for i in self.spec.secrets if i < len(self.args)]
+        return [self.args[i] for i in self.spec.secret_positions(self.args) if i < len(self.args)]
 
     def auth_pair(self):
-        if self.spec.auth is None:
+        positions = self.spec.auth_positions(self.args)
+        if positions is None:
             return None
-        user_at, password_at = self.spec.auth
+        user_at, password_at = positions
         if max(user_at, password_at) >= len(self.args):
             return None
         return self.args[user_at].lower(), self.args[password_at]

@@ -2,7 +2,7 @@
 
 from dataclasses import dataclass, field
 
-from .game import Outcome
+from .game import MoveError, Outcome
 
 PLAYING, RESIGNED, FORFEITED = "playing", "resigned", "forfeited"
 
@@ -68,6 +68,23 @@ class Position:
     def has_played(self, seat: int) -> bool:
         return any(p["seat"] == seat for p in self.plies)
 
+    def copy(self) -> "Position":
+        """An independent position to try moves on (states are never mutated in place)."""
+        return Position(
+            self.game, self.options, self.state, list(self.holders), list(self.statuses),
+            list(self.time_used), list(self.plies),
+        )
+
+    def try_text(self, seat: int, text: str, userid: str | None = None) -> dict:
+        """Play a move text or pass on this (copied) position; MoveError if illegal."""
+        kind, canonical = canonical_ply(self.game, self.state, seat, text)
+        ply = {
+            "ply": self.move_number, "seat": seat, "userid": userid or self.holders[seat],
+            "kind": kind, "text": canonical, "auto": 0, "charged": 0, "created_at": "",
+        }
+        self.apply(ply)
+        return ply
+
     def apply(self, ply: dict) -> None:
         """Advance by one log entry: game moves through the plugin, the rest in the core."""
         kind, seat = ply["kind"], ply["seat"]
@@ -84,6 +101,17 @@ class Position:
             raise ValueError(f"unknown ply kind {kind!r}")
         self.time_used[seat] += ply.get("charged", 0)
         self.plies.append(ply)
+
+
+def canonical_ply(game, state, seat: int, text: str) -> tuple[str, str]:
+    """(kind, canonical text) of a move text or pass; MoveError when it is not legal now."""
+    if text.lower() in ("pass", "--"):
+        if not game.can_pass(state, seat):
+            raise MoveError(f"{game.display_name} does not allow passing")
+        return "pass", "pass"
+    if not text:
+        raise MoveError(f'Invalid move "{text}" entered')
+    return "move", game.parse_move(state, seat, text)
 
 
 def replay(game, options, userids, seed, plies, upto=None, snapshot=None) -> Position:

@@ -160,6 +160,65 @@ def is_busy_or_full(error: BaseException) -> bool:
     return any(w in text for w in ("locked", "busy", "disk is full", "disk i/o"))
 
 
+@core_migrations()
+def m002_votes_queues_watching_ratings(db):
+    db["votes"].create(
+        {"board_id": int, "kind": str, "proposer": str, "created_at": str, "accepted": str,
+         "last_nag_at": str},
+        pk="board_id",
+        foreign_keys=[("board_id", "boards", "id")],
+        not_null={"kind", "proposer", "created_at", "accepted"},
+    )
+    db["queued"].create(
+        {"board_id": int, "seat": int, "move_text": str, "guard": str, "comment": str,
+         "resign": int},
+        pk=("board_id", "seat"),
+        foreign_keys=[("board_id", "boards", "id")],
+        not_null={"resign"},
+        defaults={"resign": 0},
+    )
+    db["submissions"].create(
+        {"board_id": int, "seat": int, "move_text": str, "guard": str, "comment": str,
+         "move_number": int},
+        pk=("board_id", "seat"),
+        foreign_keys=[("board_id", "boards", "id")],
+        not_null={"move_text", "move_number"},
+    )
+    db["subscribe_all"].create(
+        {"game": str, "userid": str}, pk=("game", "userid"),
+        foreign_keys=[("userid", "users", "userid")],
+    )
+    db["notify_board"].create(
+        {"board_id": int, "userid": str}, pk=("board_id", "userid"),
+        foreign_keys=[("board_id", "boards", "id"), ("userid", "users", "userid")],
+    )
+    db["notify_game"].create(
+        {"game": str, "userid": str}, pk=("game", "userid"),
+        foreign_keys=[("userid", "users", "userid")],
+    )
+    db["ratings"].create(
+        {"game": str, "userid": str, "rating": int, "games": int, "won": int, "lost": int,
+         "tied": int},
+        pk=("game", "userid"),
+        not_null={"rating", "games", "won", "lost", "tied"},
+    )
+    db["rating_changes"].create(
+        {"result_id": int, "userid": str, "before": int, "after": int, "provisional": int},
+        pk=("result_id", "userid"),
+        foreign_keys=[("result_id", "results", "id")],
+        not_null={"before", "after", "provisional"},
+    )
+    db["vacations"].create(
+        {"id": int, "userid": str, "started_at": str, "ended_at": str, "ended_by": str},
+        pk="id",
+        foreign_keys=[("userid", "users", "userid")],
+        not_null={"userid", "started_at"},
+    )
+    db["vacations"].create_index(["userid", "started_at"])
+    db["boards"].create_index(["status", "archived_at"])
+    db["inbox"].create_index(["received_at"])
+
+
 class Store:
     """One connection to $PBM_HOME/pbm.db and the queries the core needs."""
 
@@ -284,8 +343,9 @@ class Store:
     def delete_user(self, userid: str, at: str):
         """Keep the userid as a tombstone so it is never reused; erase the rest."""
         self.conn.execute("DELETE FROM addresses WHERE userid = ?", (userid,))
-        self.conn.execute("DELETE FROM subscriptions WHERE userid = ?", (userid,))
-        self.conn.execute("DELETE FROM challenge_settings WHERE userid = ?", (userid,))
+        for table in ("subscriptions", "subscribe_all", "notify_board", "notify_game",
+                      "challenge_settings"):
+            self.conn.execute(f"DELETE FROM {table} WHERE userid = ?", (userid,))
         self.conn.execute(
             "UPDATE users SET password_hash = NULL, status = 'deleted', deleted_at = ? "
             "WHERE userid = ?",
@@ -491,6 +551,346 @@ class Store:
                 (result["id"],),
             )
         return result
+
+    # -- votes ---------------------------------------------------------------------
+
+    def vote(self, board_id: int):
+        row = self._row("SELECT * FROM votes WHERE board_id = ?", (board_id,))
+        if row is not None:
+            row["accepted"] = json.loads(row["accepted"])
+        return row
+
+    def start_vote(self, board_id: int, kind: str, proposer: str, at: str, accepted):
+        self.conn.execute(
+            "INSERT INTO votes (board_id, kind, proposer, created_at, accepted) VALUES (?, ?, ?, ?, ?)",
+            (board_id, kind, proposer, at, json.dumps(sorted(accepted))),
+        )
+
+    def set_vote_accepted(self, board_id: int, accepted):
+        self.conn.execute(
+            "UPDATE votes SET accepted = ? WHERE board_id = ?",
+            (json.dumps(sorted(accepted)), board_id),
+        )
+
+    def set_vote_nagged(self, board_id: int, at: str):
+        self.conn.execute("UPDATE votes SET last_nag_at = ? WHERE board_id = ?", (at, board_id))
+
+    def end_vote(self, board_id: int):
+        self.conn.execute("DELETE FROM votes WHERE board_id = ?", (board_id,))
+
+    def undo_plies_from(self, board_id: int, ply: int, at: str):
+        self.conn.execute(
+            "UPDATE moves SET undone_at = ? WHERE board_id = ? AND ply >= ? AND undone_at IS NULL",
+            (at, board_id, ply),
+        )
+
+    # -- queued moves, pending resignations, submissions ---------------------------------
+
+    def queued(self, board_id: int, seat: int):
+        return self._row(
+            "SELECT * FROM queued WHERE board_id = ? AND seat = ?", (board_id, seat)
+        )
+
+    def set_queued_move(self, board_id: int, seat: int, text, guard, comment):
+        self.conn.execute(
+            "INSERT INTO queued (board_id, seat, move_text, guard, comment) VALUES (?, ?, ?, ?, ?) "
+            "ON CONFLICT (board_id, seat) DO UPDATE SET move_text = excluded.move_text, "
+            "guard = excluded.guard, comment = excluded.comment",
+            (board_id, seat, text, guard, comment),
+        )
+
+    def set_pending_resignation(self, board_id: int, seat: int, pending: bool):
+        self.conn.execute(
+            "INSERT INTO queued (board_id, seat, resign) VALUES (?, ?, ?) "
+            "ON CONFLICT (board_id, seat) DO UPDATE SET resign = excluded.resign",
+            (board_id, seat, int(pending)),
+        )
+        self._drop_empty_queue_rows(board_id)
+
+    def clear_queued_move(self, board_id: int, seat: int):
+        self.conn.execute(
+            "UPDATE queued SET move_text = NULL, guard = NULL, comment = NULL "
+            "WHERE board_id = ? AND seat = ?",
+            (board_id, seat),
+        )
+        self._drop_empty_queue_rows(board_id)
+
+    def _drop_empty_queue_rows(self, board_id: int):
+        self.conn.execute(
+            "DELETE FROM queued WHERE board_id = ? AND move_text IS NULL AND resign = 0",
+            (board_id,),
+        )
+
+    def clear_queues(self, board_id: int):
+        for table in ("queued", "submissions", "votes"):
+            self.conn.execute(f"DELETE FROM {table} WHERE board_id = ?", (board_id,))
+
+    def submission(self, board_id: int, seat: int):
+        return self._row(
+            "SELECT * FROM submissions WHERE board_id = ? AND seat = ?", (board_id, seat)
+        )
+
+    def set_submission(self, board_id: int, seat: int, text, guard, comment, move_number):
+        self.conn.execute(
+            "INSERT INTO submissions (board_id, seat, move_text, guard, comment, move_number) "
+            "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (board_id, seat) DO UPDATE SET "
+            "move_text = excluded.move_text, guard = excluded.guard, comment = excluded.comment, "
+            "move_number = excluded.move_number",
+            (board_id, seat, text, guard, comment, move_number),
+        )
+
+    def drop_submissions(self, board_id: int, seat: int | None = None):
+        if seat is None:
+            self.conn.execute("DELETE FROM submissions WHERE board_id = ?", (board_id,))
+        else:
+            self.conn.execute(
+                "DELETE FROM submissions WHERE board_id = ? AND seat = ?", (board_id, seat)
+            )
+
+    # -- watching: subscriptions and notifications ----------------------------------------
+
+    def unsubscribe(self, board_id: int, userid: str) -> bool:
+        return bool(
+            self.conn.execute(
+                "DELETE FROM subscriptions WHERE board_id = ? AND userid = ?", (board_id, userid)
+            ).rowcount
+        )
+
+    def is_subscribed(self, board_id: int, userid: str) -> bool:
+        return self._value(
+            "SELECT 1 FROM subscriptions WHERE board_id = ? AND userid = ?", (board_id, userid)
+        ) is not None
+
+    def subscribed_boards(self, game: str, userid: str) -> list[dict]:
+        return self._rows(
+            "SELECT b.* FROM boards b JOIN subscriptions s ON s.board_id = b.id "
+            "WHERE b.game = ? AND s.userid = ? ORDER BY b.number",
+            (game, userid),
+        )
+
+    def subscribe_all_users(self, game: str) -> list[str]:
+        return [
+            r["userid"]
+            for r in self._rows(
+                "SELECT userid FROM subscribe_all WHERE game = ? ORDER BY userid", (game,)
+            )
+        ]
+
+    def set_subscribe_all(self, game: str, userid: str, on: bool):
+        if on:
+            self.conn.execute(
+                "INSERT OR IGNORE INTO subscribe_all (game, userid) VALUES (?, ?)", (game, userid)
+            )
+        else:
+            self.conn.execute(
+                "DELETE FROM subscribe_all WHERE game = ? AND userid = ?", (game, userid)
+            )
+
+    def board_notifiers(self, board_id: int) -> list[str]:
+        return [
+            r["userid"]
+            for r in self._rows(
+                "SELECT userid FROM notify_board WHERE board_id = ? ORDER BY userid", (board_id,)
+            )
+        ]
+
+    def game_notifiers(self, game: str) -> list[str]:
+        return [
+            r["userid"]
+            for r in self._rows(
+                "SELECT userid FROM notify_game WHERE game = ? ORDER BY userid", (game,)
+            )
+        ]
+
+    def toggle_board_notify(self, board_id: int, userid: str) -> bool:
+        """Flip a user's notification for one board; True when it is now on."""
+        removed = self.conn.execute(
+            "DELETE FROM notify_board WHERE board_id = ? AND userid = ?", (board_id, userid)
+        ).rowcount
+        if removed:
+            return False
+        self.conn.execute(
+            "INSERT INTO notify_board (board_id, userid) VALUES (?, ?)", (board_id, userid)
+        )
+        return True
+
+    def toggle_game_notify(self, game: str, userid: str) -> bool:
+        removed = self.conn.execute(
+            "DELETE FROM notify_game WHERE game = ? AND userid = ?", (game, userid)
+        ).rowcount
+        if removed:
+            return False
+        self.conn.execute("INSERT INTO notify_game (game, userid) VALUES (?, ?)", (game, userid))
+        return True
+
+    # -- challenge settings ------------------------------------------------------------
+
+    def challenge_settings(self, game: str, userid: str):
+        return self._row(
+            "SELECT * FROM challenge_settings WHERE game = ? AND userid = ?", (game, userid)
+        )
+
+    def set_challenge_limit(self, game: str, userid: str, limit: int | None):
+        self.conn.execute(
+            "INSERT INTO challenge_settings (game, userid, max_active) VALUES (?, ?, ?) "
+            "ON CONFLICT (game, userid) DO UPDATE SET max_active = excluded.max_active",
+            (game, userid, limit),
+        )
+
+    def set_seeking(self, game: str, userid: str, count: int):
+        self.conn.execute(
+            "INSERT INTO challenge_settings (game, userid, seeking) VALUES (?, ?, ?) "
+            "ON CONFLICT (game, userid) DO UPDATE SET seeking = excluded.seeking",
+            (game, userid, count),
+        )
+
+    def decrement_seeking(self, game: str, userid: str):
+        self.conn.execute(
+            "UPDATE challenge_settings SET seeking = seeking - 1 "
+            "WHERE game = ? AND userid = ? AND seeking > 0",
+            (game, userid),
+        )
+
+    def all_challenge_settings(self, game: str) -> list[dict]:
+        return self._rows("SELECT * FROM challenge_settings WHERE game = ?", (game,))
+
+    # -- ratings -------------------------------------------------------------------
+
+    def rating(self, game: str, userid: str):
+        return self._row("SELECT * FROM ratings WHERE game = ? AND userid = ?", (game, userid))
+
+    def ratings_of_game(self, game: str) -> list[dict]:
+        return self._rows("SELECT * FROM ratings WHERE game = ?", (game,))
+
+    def save_rating(self, game, userid, rating, games, won, lost, tied):
+        self.conn.execute(
+            "INSERT INTO ratings (game, userid, rating, games, won, lost, tied) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (game, userid) DO UPDATE SET "
+            "rating = excluded.rating, games = excluded.games, won = excluded.won, "
+            "lost = excluded.lost, tied = excluded.tied",
+            (game, userid, rating, games, won, lost, tied),
+        )
+
+    def add_rating_change(self, result_id, userid, before, after, provisional):
+        self.conn.execute(
+            "INSERT INTO rating_changes (result_id, userid, before, after, provisional) "
+            "VALUES (?, ?, ?, ?, ?)",
+            (result_id, userid, before, after, int(provisional)),
+        )
+
+    def rating_changes(self, result_id: int) -> list[dict]:
+        return self._rows(
+            "SELECT * FROM rating_changes WHERE result_id = ? ORDER BY userid", (result_id,)
+        )
+
+    def clear_ratings(self, games):
+        for game in games:
+            self.conn.execute(
+                "DELETE FROM rating_changes WHERE result_id IN "
+                "(SELECT id FROM results WHERE game = ?)",
+                (game,),
+            )
+            self.conn.execute("DELETE FROM ratings WHERE game = ?", (game,))
+
+    def results(self, game: str, rated_only=False) -> list[dict]:
+        sql = "SELECT r.*, b.number FROM results r JOIN boards b ON b.id = r.board_id WHERE r.game = ?"
+        if rated_only:
+            sql += " AND r.rated = 1"
+        rows = self._rows(sql + " ORDER BY r.id", (game,))
+        seats = self._rows(
+            "SELECT rs.* FROM result_seats rs JOIN results r ON r.id = rs.result_id "
+            "WHERE r.game = ? ORDER BY rs.result_id, rs.seat",
+            (game,),
+        )
+        by_result = {}
+        for seat in seats:
+            by_result.setdefault(seat["result_id"], []).append(seat)
+        for row in rows:
+            row["seats"] = by_result.get(row["id"], [])
+        return rows
+
+    def result_games(self) -> list[str]:
+        return [r["game"] for r in self._rows("SELECT DISTINCT game FROM results ORDER BY game")]
+
+    def standings_userids(self, game: str) -> list[str]:
+        """Users with a rated game, an active board or a setting in this game; never deleted."""
+        return [
+            r["userid"]
+            for r in self._rows(
+                "SELECT userid FROM users WHERE status = 'active' AND userid IN ("
+                " SELECT userid FROM ratings WHERE game = ? AND games > 0"
+                " UNION SELECT s.userid FROM seats s JOIN boards b ON b.id = s.board_id"
+                "   WHERE b.game = ? AND b.status = 'active'"
+                " UNION SELECT userid FROM challenge_settings WHERE game = ?) ORDER BY userid",
+                (game, game, game),
+            )
+        ]
+
+    # -- vacations -------------------------------------------------------------------
+
+    def vacations(self, userid: str) -> list[dict]:
+        return self._rows(
+            "SELECT * FROM vacations WHERE userid = ? ORDER BY started_at", (userid,)
+        )
+
+    def start_vacation(self, userid: str, at: str):
+        self.conn.execute(
+            "INSERT INTO vacations (userid, started_at) VALUES (?, ?)", (userid, at)
+        )
+
+    def end_vacation(self, userid: str, at: str, ended_by: str):
+        self.conn.execute(
+            "UPDATE vacations SET ended_at = ?, ended_by = ? WHERE userid = ? AND ended_at IS NULL",
+            (at, ended_by, userid),
+        )
+
+    def users_on_vacation(self) -> list[str]:
+        return [
+            r["userid"]
+            for r in self._rows(
+                "SELECT DISTINCT userid FROM vacations WHERE ended_at IS NULL ORDER BY userid"
+            )
+        ]
+
+    # -- cleanup ---------------------------------------------------------------------
+
+    def active_boards(self, games=None) -> list[dict]:
+        sql = "SELECT * FROM boards WHERE status = 'active'"
+        params = []
+        if games:
+            sql += f" AND game IN ({','.join('?' * len(games))})"
+            params.extend(games)
+        return self._rows(sql + " ORDER BY game, number", params)
+
+    def boards_to_archive(self, before: str, games=None) -> list[dict]:
+        sql = "SELECT * FROM boards WHERE status = 'finished' AND archived_at IS NULL AND finished_at <= ?"
+        params = [before]
+        if games:
+            sql += f" AND game IN ({','.join('?' * len(games))})"
+            params.extend(games)
+        return self._rows(sql + " ORDER BY game, number", params)
+
+    def archive_board(self, board_id: int, at: str):
+        self.conn.execute(
+            "UPDATE boards SET archived_at = ?, snapshot_ply = NULL, snapshot_state = NULL "
+            "WHERE id = ?",
+            (at, board_id),
+        )
+
+    def set_board_nagged(self, board_id: int, at: str):
+        self.conn.execute("UPDATE boards SET last_nag_at = ? WHERE id = ?", (at, board_id))
+
+    def prune_inbox(self, before: str) -> int:
+        return self.conn.execute("DELETE FROM inbox WHERE received_at < ?", (before,)).rowcount
+
+    def checkpoint(self):
+        self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
+    def audit_count_since(self, kind: str, userid: str, since: str) -> int:
+        return self._value(
+            "SELECT count(*) FROM audit WHERE kind = ? AND userid = ? AND at >= ?",
+            (kind, userid, since),
+        )
 
     # -- audit ---------------------------------------------------------------------
 

@@ -134,13 +134,32 @@ def needs_timing(board, defaults) -> bool:
     )
 
 
+def personal_lines(board, viewer) -> list[str]:
+    """What only this recipient is told: their queued move and queued resignation."""
+    lines = []
+    for seat in board.position.seats_of(viewer) if viewer else []:
+        pending = board.store.queued(board.id, seat)
+        if pending is None:
+            continue
+        if pending["move_text"] is not None:
+            guard = f"#{pending['guard']}" if pending["guard"] else ""
+            lines.append(f"You have the following move queued: {pending['move_text']}{guard}")
+        if pending["resign"]:
+            lines.append("Your resignation is queued and takes effect on your next turn.")
+    return lines
+
+
 def board_context(ctx, board, viewer, *, title, events=(), full_moves=False, timing=False,
-                  position=None, personal_lines=()):
+                  position=None, extra_lines=(), perspective_of_viewer=True):
     """Everything templates/mail/board.txt shows, for one recipient (None: a spectator)."""
     position = position or board.position
-    perspective = board.perspective_of(viewer) if position is board.position else (
-        position.seats_of(viewer)[0] if viewer and position.seats_of(viewer) else None
-    )
+    if not perspective_of_viewer:
+        perspective = None
+    elif position is board.position:
+        perspective = board.perspective_of(viewer)
+    else:
+        seats = position.seats_of(viewer) if viewer else []
+        perspective = seats[0] if seats else None
     finished = board.row["status"] != "active" and position is board.position
     result = board.result() if finished else None
     defaults = ctx.server.timeout_defaults()
@@ -154,7 +173,8 @@ def board_context(ctx, board, viewer, *, title, events=(), full_moves=False, tim
         "events": list(events),
         "state_line": state_line(board, position, result),
         "reason": (result or {}).get("reason") or "",
-        "personal_lines": list(personal_lines),
+        "personal_lines": list(extra_lines)
+        + (personal_lines(board, viewer) if board.active and position is board.position else []),
         "rating_lines": ctx.server.rating_lines(board, result) if result else [],
         "move_lines": move_lines(
             board.game,
@@ -165,7 +185,7 @@ def board_context(ctx, board, viewer, *, title, events=(), full_moves=False, tim
             finished=finished,
         ),
         "board": board.game.render_board(position.state, perspective),
-        "watch_lines": watch_lines(board),
+        "watch_lines": watch_lines(ctx, board),
         "comment": comment,
         "timing": timing_lines(board, position, ctx.now, defaults)
         if timing or needs_timing(board, defaults)
@@ -173,9 +193,24 @@ def board_context(ctx, board, viewer, *, title, events=(), full_moves=False, tim
     }
 
 
-def watch_lines(board) -> list[str]:
+def watch_lines(ctx, board) -> list[str]:
+    from .vacations import vacation_state
+
+    if board.id is None:
+        return []
+    lines = []
     subscribers = board.store.subscribers(board.id)
-    return [f"Subscribers: {' '.join(subscribers)}"] if subscribers else []
+    if subscribers:
+        lines.append(f"Subscribers: {' '.join(subscribers)}")
+    notifiers = board.notifiers()
+    if notifiers:
+        lines.append(f"Notifiers: {' '.join(notifiers)}")
+    if board.active:
+        for userid in dict.fromkeys(board.position.holders):
+            state = vacation_state(board.store, userid, ctx.now)
+            if state.on:
+                lines.append(f"On vacation: {userid} (since {show_time(state.since)})")
+    return lines
 
 
 def board_table(game, boards) -> list[str]:

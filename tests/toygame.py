@@ -17,16 +17,18 @@ class Tally(BaseGame):
     swap_after = 1
 
     def parse_options(self, raw, players):
-        options = {"target": 10}
+        options = {"target": 10, "handicap": 0}
         for name, value in raw.items():
-            if name != "target" or value is True or not str(value).isdigit():
-                raise OptionError(f'Invalid Tally parameter "-{name}": only -target=N exists')
-            options["target"] = int(value)
+            if name not in options or value is True or not str(value).isdigit():
+                raise OptionError(
+                    f'Invalid Tally parameter "-{name}": the options are -target=N, -handicap=N'
+                )
+            options[name] = int(value)
         return options
 
     def initial_state(self, options, players, seed):
-        return {"total": 0, "target": options["target"], "players": players, "to_move": 0,
-                "winner": None}
+        return {"total": options["handicap"], "target": options["target"], "players": players,
+                "to_move": 0, "winner": None}
 
     def to_move(self, state):
         return None if state["winner"] is not None else state["to_move"]

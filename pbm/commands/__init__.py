@@ -1,3 +1,15 @@
 """One function per pbmserv command; importing this package registers them all."""
 
-from . import accounts, batch, info, play  # noqa: F401
+from . import (  # noqa: F401
+    accounts,
+    batch,
+    cleanup,
+    info,
+    pending,
+    play,
+    previews,
+    ranking,
+    settings,
+    votes,
+    watch,
+)

@@ -183,7 +183,7 @@ def _check_mail_cap(ctx, count):
         ctx.fail("This would generate too much mail -- please refine request")
 
 
-def _show_board(ctx, board, ply):
+def _show_board(ctx, board, ply, viewer=None):
     title = f"Summary of {board.title_name}"
     position = None
     if ply is not None and ply != board.position.plies_made:
@@ -191,9 +191,16 @@ def _show_board(ctx, board, ply):
         position = replay(
             board.game, board.options, board.seat_userids, board.row["seed"], board.plies, upto=ply
         )
+    extra = []
+    if viewer is not None and board.active:
+        for seat in board.position.seats_of(viewer):
+            submission = ctx.store.submission(board.id, seat)
+            if submission is not None:
+                extra.append(f"You have submitted this move, not yet confirmed: {submission['move_text']}")
     body = ctx.render(
         "mail/board.txt",
-        **ctx.board_context(board, None, title=title, full_moves=True, timing=True, position=position),
+        **ctx.board_context(board, viewer, title=title, full_moves=True, timing=True,
+                            position=position, extra_lines=extra),
     )
     ctx.reply(ctx.board_subject(board), body, kind="show")
 
@@ -206,9 +213,10 @@ def _show_summary(ctx, shown, not_shown, message=""):
 # -- selectors ------------------------------------------------------------------------------
 
 
-def _select(ctx, args, default):
+def _select(ctx, args, default, userids=(), game=None):
     """Boards of this game chosen by userids and one selector word (3.3.1)."""
-    userids, selectors = [], []
+    game = game or ctx.game
+    userids, selectors = list(userids), []
     for token in args:
         word = token.lower()
         if parse_board(token, allow_ply=True) is not None:
@@ -226,9 +234,7 @@ def _select(ctx, args, default):
         ctx.fail("The next selector needs at least one userid")
     if selector == "tournament":
         return []
-    rows = ctx.store.boards_of_game(
-        ctx.game.name, userids, include_archived=selector == "archived"
-    )
+    rows = ctx.store.boards_of_game(game.name, userids, include_archived=selector == "archived")
     boards = []
     for row in rows:
         if selector == "active" and row["status"] != "active":
@@ -242,3 +248,56 @@ def _select(ctx, args, default):
             continue
         boards.append(board)
     return boards
+
+
+@command(
+    "showas",
+    "game",
+    "{game} showas userid password [board...|active|inactive|archived|next|all]",
+    min_args=2,
+    secrets=(1,),
+    auth=(0, 1),
+)
+def showas(ctx):
+    """As show, but from your own seat: hidden information, your queued and submitted moves."""
+    ctx.authenticate(ctx.args[0], ctx.args[1])
+    args = ctx.args[2:]
+    if args and parse_board(args[0]) is not None:
+        numbers = []
+        for token in args:
+            parsed = parse_board(token)
+            if parsed is None:
+                ctx.fail("Give either board numbers or userids, not both")
+            numbers.append(parsed[0])
+        _check_mail_cap(ctx, len(numbers))
+        for number in numbers:
+            _show_board(ctx, ctx.load_board(number), None, viewer=ctx.userid)
+        return
+    if any(a.lower() not in EXCLUSIVE_SELECTORS + ("all", "tournament", "standard") for a in args):
+        ctx.syntax_error()
+    boards = _select(ctx, args, default="active", userids=[ctx.userid])
+    if not boards:
+        _show_summary(ctx, [], [], f"No boards found for {ctx.userid}")
+        return
+    _check_mail_cap(ctx, len(boards))
+    for board in boards:
+        _show_board(ctx, board, None, viewer=ctx.userid)
+
+
+@command("all show", "global", "all show userid [next|active]", min_args=1, max_args=2)
+def all_show(ctx):
+    """Shows a user's boards of every game (active by default)."""
+    userid = ctx.args[0].lower()
+    ctx.require_user(userid)
+    selector = ctx.args[1].lower() if len(ctx.args) == 2 else "active"
+    if selector not in ("next", "active"):
+        ctx.syntax_error()
+    boards = []
+    for game in ctx.server.games.values():
+        boards.extend(_select(ctx, [selector], default=selector, userids=[userid], game=game))
+    if not boards:
+        _show_summary(ctx, [], [], f"No boards found for {userid}")
+        return
+    _check_mail_cap(ctx, len(boards))
+    for board in boards:
+        _show_board(ctx, board, None)

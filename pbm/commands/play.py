@@ -6,7 +6,6 @@ from ..boards import Board
 from ..config import parse_stamp, stamp
 from ..game import MoveError, OptionError
 from ..grammar import command, is_valid_userid, parse_board, split_guard
-from ..position import PLAYING
 
 VOTE_WORDS = ("propose", "undo", "accept", "reject")
 DAY_SECONDS = 86400
@@ -18,7 +17,8 @@ DAY_SECONDS = 86400
 @command(
     "challenge",
     "game",
-    "{game} challenge userid userid... [-option...] [--nagtime=D] [--forfeittime=D] [--totaltime=D]",
+    "{game} challenge userid userid... [-option...] [--nagtime=D] [--forfeittime=D] "
+    "[--totaltime=D]",
     min_abbrev=5,
     takes_options=True,
     min_args=1,
@@ -62,12 +62,22 @@ def challenge(ctx):
             ctx.store.set_inactive_flag(game.name, userid, True)
         ctx.refuse("\n".join(problems), subject="Invalid challenge")
         return
+    board = create_board(ctx, game, userids, options)
+    for userid in set(userids):
+        ctx.store.decrement_seeking(game.name, userid)
+    intro = f"A new {game.display_name} board ({board.number}) has been started."
+    first = board.on_move_userid()
+    subject = f"New {board.title_name}" + (f" {first}" if first else "")
+    subject += " **" if board.row["comment_text"] else ""
+    ctx.announce(board, subject=subject, title=intro, spectator_to_sender=True)
+
+
+def create_board(ctx, game, userids, options) -> Board:
     defaults = ctx.server.timeout_defaults()
     server_options = ctx.parsed.server_options
-    number = ctx.store.next_board_number(game.name)
     board_id = ctx.store.create_board(
         game=game.name,
-        number=number,
+        number=ctx.store.next_board_number(game.name),
         options=options,
         seed=secrets.randbits(63),
         nag_days=server_options.get("nag_days", defaults["nag_days"]),
@@ -77,14 +87,13 @@ def challenge(ctx):
         userids=userids,
         rated=game.is_rated(options),
     )
+    for userid in ctx.store.subscribe_all_users(game.name):
+        if userid not in userids:
+            ctx.store.subscribe(board_id, userid)
     board = Board(ctx, ctx.store.board_by_id(board_id))
     board.set_comment("Challenger", ctx.request.body)
     board.settle()
-    intro = f"A new {game.display_name} board ({number}) has been started."
-    first = board.on_move_userid()
-    subject = f"New {board.title_name}" + (f" {first}" if first else "")
-    subject += " **" if board.row["comment_text"] else ""
-    ctx.send_board_mails(board, subject=subject, title=intro, spectator_to_sender=True)
+    return board
 
 
 # -- move and its standalone forms ---------------------------------------------------------
@@ -101,24 +110,26 @@ def challenge(ctx):
     auth=(1, 2),
 )
 def move(ctx):
-    """Plays a move (or pass, swap, resign) on a board."""
+    """Plays a move, or pass, swap, resign, propose, undo, accept or reject, on a board."""
+    board = authenticated_board(ctx)
     text, guard = split_guard(ctx.args[3])
-    _act(ctx, text, guard)
+    act(ctx, board, text, guard, ctx.request.body)
 
 
 def _standalone(word):
     def handler(ctx):
+        board = authenticated_board(ctx)
         guard = None
         if len(ctx.args) == 4:
             if not ctx.args[3].startswith("#") or len(ctx.args[3]) < 2:
                 ctx.syntax_error()
             guard = ctx.args[3][1:]
-        _act(ctx, word, guard)
+        act(ctx, board, word, guard, ctx.request.body)
 
     handler.__doc__ = {
         "pass": "Passes, where the game allows it (-- is the same).",
         "swap": "Takes over the first player's side under the pie rule.",
-        "resign": "Resigns the game; before your first move it declines the board.",
+        "resign": "Resigns; out of turn it is queued; before your first move it declines.",
     }[word]
     return handler
 
@@ -136,78 +147,75 @@ for _word, _aliases in (("pass", ("--",)), ("swap", ()), ("resign", ())):
     )(_standalone(_word))
 
 
-def _act(ctx, text, guard):
-    board = _authenticated_board(ctx)
-    userid = ctx.userid
-    if not board.active:
-        ctx.fail("The game has ended", board)
-    seats = board.position.seats_of(userid)
-    if not seats:
-        ctx.fail("You are NOT playing this game", board)
-    playing = [s for s in seats if board.position.statuses[s] == PLAYING]
-    if not playing:
-        ctx.fail("You have resigned from this game", board)
-    word = text.lower()
-    if word in VOTE_WORDS:
-        ctx.fail(f"Draw and undo votes are not available on this server yet", board)
-    on_move = board.position.to_move()
-    if word == "resign":
-        _check_guard(ctx, board, text, guard)
-        seat = on_move if on_move in playing else playing[0]
-        if board.is_withdrawal(seat):
-            withdraw(ctx, board, seat)
-            return
-        if on_move not in playing:
-            ctx.fail("It is not your move", board)
-        board.resign(seat)
-        _after_ply(ctx, board, [f"{userid} has resigned."])
-        return
-    if on_move not in playing:
-        ctx.fail("It is not your move", board)
-    seat = on_move
-    _check_guard(ctx, board, text, guard)
-    if _out_of_total_time(ctx, board, seat):
-        return
-    if word in ("pass", "--"):
-        if not board.game.can_pass(board.position.state, seat):
-            ctx.fail(f"{board.game.display_name} does not allow passing", board)
-        board.play(seat, "pass", "pass")
-        events = []
-    elif word == "swap":
-        _check_swap(ctx, board)
-        board.play(seat, "swap", "swap")
-        events = [f"{userid} has swapped sides."]
-    else:
-        if not text:
-            ctx.fail(f'Invalid move "{text}" entered', board)
-        try:
-            canonical = board.game.parse_move(board.position.state, seat, text)
-        except MoveError as error:
-            ctx.fail(str(error), board)
-        board.play(seat, "move", canonical)
-        events = []
-    _after_ply(ctx, board, events)
-
-
-def _authenticated_board(ctx) -> Board:
-    token = parse_board(ctx.args[0])
+def authenticated_board(ctx, board_at=0) -> Board:
+    """The board named at args[board_at], with the userid and password after it checked."""
+    token = parse_board(ctx.args[board_at])
     if token is None:
         ctx.syntax_error()
     board = ctx.load_board(token[0])
-    ctx.authenticate(ctx.args[1], ctx.args[2])
+    ctx.authenticate(ctx.args[board_at + 1], ctx.args[board_at + 2])
     return board
 
 
-def _check_guard(ctx, board, text, guard):
-    if guard is None:
+def playing_seats(ctx, board) -> list[int]:
+    """Checks 2 and 3 of 3.5.1: the board runs and the user still plays on it."""
+    if not board.active:
+        ctx.fail("The game has ended", board)
+    seats = board.position.seats_of(ctx.userid)
+    if not seats:
+        ctx.fail("You are NOT playing this game", board)
+    playing = board.playing_seats_of(ctx.userid)
+    if not playing:
+        ctx.fail("You have resigned from this game", board)
+    return playing
+
+
+def act(ctx, board, text, guard, comment):
+    """A move or reserved word on an authenticated board, in the order of 3.5.1."""
+    from .votes import vote
+
+    playing = playing_seats(ctx, board)
+    word = text.lower()
+    if word in VOTE_WORDS:
+        vote(ctx, board, word, playing)
         return
-    if not guard.isdigit():
-        ctx.fail(f'Invalid move number "{guard}" specified', board)
-    if int(guard) != board.position.move_number:
-        ctx.fail(f"Move {text} received as move #{board.position.move_number}", board)
+    on_move = board.position.to_move()
+    if word == "resign":
+        check_guard(ctx, board, text, guard)
+        seat = on_move if on_move in playing else playing[0]
+        if board.is_withdrawal(seat):
+            withdraw(ctx, board, seat)
+        elif on_move in playing:
+            board.resign(seat)
+            board.events.append(f"{ctx.userid} has resigned.")
+            after_ply(ctx, board, comment)
+        else:
+            toggle_pending_resignation(ctx, board, seat)
+        return
+    if on_move not in playing:
+        ctx.fail("It is not your move", board)
+    check_guard(ctx, board, text, guard)
+    if out_of_total_time(ctx, board, on_move):
+        return
+    if word == "swap":
+        check_swap(ctx, board)
+        board.play(on_move, "swap", "swap")
+        board.events.append(f"{ctx.userid} has swapped sides.")
+    else:
+        try:
+            board.play_text(on_move, text)
+        except MoveError as error:
+            ctx.fail(str(error), board)
+    after_ply(ctx, board, comment)
 
 
-def _check_swap(ctx, board):
+def check_guard(ctx, board, text, guard):
+    error = board.guard_error(text, guard)
+    if error:
+        ctx.fail(error, board)
+
+
+def check_swap(ctx, board):
     game = board.game
     if game.swap_after is None or board.position.seats != 2:
         ctx.fail(f"{game.display_name} does not support swapping", board)
@@ -218,45 +226,65 @@ def _check_swap(ctx, board):
         ctx.fail(f"You can only swap after move number {game.swap_after}", board)
 
 
-def _out_of_total_time(ctx, board, seat) -> bool:
+def out_of_total_time(ctx, board, seat) -> bool:
     """With --totaltime, a seat past its allowance forfeits instead of moving."""
-    total_days = board.row["total_days"]
-    if not total_days:
-        return False
-    running = (ctx.now - parse_stamp(board.row["last_move_at"])).total_seconds()
-    if board.position.time_used[seat] + running < total_days * DAY_SECONDS:
+    if not total_time_exceeded(ctx, board, seat):
         return False
     userid = board.position.holders[seat]
-    event = f"{userid} forfeits: exceeded the total time limit of {total_days} days."
+    event = f"{userid} forfeits: exceeded the total time limit of {board.row['total_days']} days."
     leave(ctx, board, seat, "forfeit", event)
     ctx.refuse("You used too much time")
     return True
 
 
-def _after_ply(ctx, board, events):
-    board.set_comment(ctx.userid, ctx.request.body)
+def total_time_exceeded(ctx, board, seat) -> bool:
+    total_days = board.row["total_days"]
+    if not total_days:
+        return False
+    running = (ctx.now - parse_stamp(board.row["last_move_at"])).total_seconds()
+    return board.position.time_used[seat] + running >= total_days * DAY_SECONDS
+
+
+def after_ply(ctx, board, comment):
+    board.set_comment(ctx.userid, comment)
     board.settle()
-    ctx.send_board_mails(board, events)
+    ctx.announce(board)
+
+
+def toggle_pending_resignation(ctx, board, seat):
+    """Out of turn, resign is queued for the user's next turn; resigning again cancels it."""
+    pending = ctx.store.queued(board.id, seat)
+    now_pending = not (pending is not None and pending["resign"])
+    ctx.store.set_pending_resignation(board.id, seat, now_pending)
+    if now_pending:
+        text = (
+            "Your resignation is queued and takes effect on your next turn.\n"
+            "Resign again to cancel it."
+        )
+    else:
+        text = "Your queued resignation has been cancelled."
+    ctx.reply(f"{board.title_name} Resigned", ctx.render("mail/notice.txt", text=text))
 
 
 # -- leaving a board -----------------------------------------------------------------------
 
 
-def leave(ctx, board, seat, kind, event):
+def leave(ctx, board, seat, kind, event, auto=False):
     """A resignation or forfeit: a withdrawal in the first round, else a ply."""
     if board.is_withdrawal(seat):
         withdraw(ctx, board, seat)
         return
-    board.resign(seat, kind)
+    board.resign(seat, kind, auto=auto)
+    board.events.append(event)
     board.settle()
-    ctx.send_board_mails(board, [event])
+    ctx.announce(board)
 
 
 def forfeit_for_departure(ctx, row, userid):
     """A deleted account forfeits every seat it still plays on the board."""
     board = Board(ctx, row)
     for seat in board.position.seats_of(userid):
-        if board.active and board.position.statuses[seat] == PLAYING:
+        if board.active and board.position.statuses[seat] == "playing":
             leave(ctx, board, seat, "forfeit", f"{userid} has left the server and forfeits.")
             board = Board(ctx, ctx.store.board_by_id(row["id"]))
 
@@ -269,7 +297,7 @@ def withdraw(ctx, board, seat):
     audience = board.audience()
     remaining = [u for s, u in enumerate(board.seat_userids) if s != seat]
     ctx.store.undo_all_moves(board.id, at)
-    ctx.store.drop_snapshot(board.id)
+    ctx.store.clear_queues(board.id)
     ctx.store.audit(at, "withdrawal", game=game.name, board=board.number, userid=userid)
     if ctx.store.count_active_boards(game.name, userid, except_board=board.id) == 0:
         ctx.store.set_inactive_flag(game.name, userid, True)
@@ -285,8 +313,7 @@ def withdraw(ctx, board, seat):
             ctx.mail_user(recipient, subject, body, "board")
         return
     ctx.store.set_seat_userids(board.id, remaining)
-    restarted = Board(ctx, ctx.store.board_by_id(board.id))
-    restarted.settle()
-    ctx.send_board_mails(
-        restarted, [f"{userid} has decided not to play. The game has been re-started."]
-    )
+    board.reload()
+    board.events.append(f"{userid} has decided not to play. The game has been re-started.")
+    board.settle()
+    ctx.announce(board)

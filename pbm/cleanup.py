@@ -1,0 +1,179 @@
+"""The cleanup run (server spec 9): nags, forfeits, auto-accepted votes, archiving,
+vacations past their allowance, and housekeeping. Each board has its own transaction."""
+
+from datetime import timedelta
+
+from .boards import VOTE_NAMES, Board
+from .config import parse_stamp, show_time, stamp
+from .vacations import allowance_seconds, vacation_state
+
+DAY = timedelta(days=1)
+INBOX_KEEP = timedelta(days=30)
+
+
+class _DryRun(Exception):
+    """Raised at the end of a dry-run transaction so that nothing is kept."""
+
+
+def run_cleanup(server, games=None, mode="full", dry_run=False) -> list[str]:
+    """Run cleanup for the given game names (all by default); returns what was done."""
+    games = games or list(server.games)
+    report: list[str] = []
+    for row in server.store.active_boards(games):
+        _in_transaction(server, dry_run, lambda ctx, row=row: _clean_board(ctx, row, mode, report))
+    if mode == "full":
+        _in_transaction(server, dry_run, lambda ctx: _archive(ctx, games, report))
+        _in_transaction(server, dry_run, lambda ctx: _end_used_up_vacations(ctx, report))
+        _in_transaction(server, dry_run, lambda ctx: _prune(ctx, report))
+        if not dry_run:
+            server.store.checkpoint()
+            from .mailout import flush
+
+            flush(server.store, server.config)
+    return report
+
+
+def _in_transaction(server, dry_run, work):
+    from .dispatch import Context, Request
+    from .mailout import deliver
+
+    try:
+        with server.store.write():
+            ctx = Context(server, Request(text="cleanup"), None, {})
+            work(ctx)
+            if dry_run:
+                raise _DryRun()
+            queued = server.queue_mails(ctx)
+    except _DryRun:
+        return
+    deliver(server.store, server.config, [row_id for row_id, _ in queued.queued])
+
+
+def _days(delta: timedelta) -> int:
+    return int(delta.total_seconds() // 86400)
+
+
+def _clean_board(ctx, row, mode, report):
+    from .commands.play import leave, total_time_exceeded
+    from .commands.votes import execute_vote
+
+    board = Board(ctx, row)
+    now = ctx.now
+    nag_after = timedelta(days=row["nag_days"])
+    forfeit_after = timedelta(days=row["forfeit_days"])
+    seat = board.position.to_move()
+    if mode == "full" and seat is not None and total_time_exceeded(ctx, board, seat):
+        userid = board.position.holders[seat]
+        leave(ctx, board, seat, "forfeit",
+              f"{userid} forfeits: exceeded the total time limit of {row['total_days']} days.")
+        report.append(f"{board.title_name}: {userid} forfeits (total time)")
+        return
+    vote = board.vote()
+    if vote is not None:
+        created = parse_stamp(vote["created_at"])
+        accepted = set(vote["accepted"])
+        nagged = []
+        for s in range(board.position.seats):
+            if s in accepted:
+                continue
+            userid = board.position.holders[s]
+            state = vacation_state(ctx.store, userid, now)
+            if state.on:
+                continue
+            start = max(created, state.returned_at or created)
+            if mode == "full" and now - start >= forfeit_after:
+                accepted.update(board.position.seats_of(userid))
+                board.events.append(f"{userid} auto-accepts after {row['forfeit_days']} days.")
+                report.append(f"{board.title_name}: {userid} auto-accepts the {VOTE_NAMES[vote['kind']]}")
+            elif now - created >= nag_after and _may_nag(vote["last_nag_at"], None, now):
+                deadline = start + forfeit_after
+                text = (
+                    f"You still have to accept or reject the {VOTE_NAMES[vote['kind']]} on "
+                    f"{board.title_name}. If you do not answer by {show_time(deadline)}, you will "
+                    "accept it automatically."
+                )
+                _nag(ctx, board, userid, text)
+                nagged.append(userid)
+        if nagged:
+            ctx.store.set_vote_nagged(board.id, stamp(now))
+            report.append(f"{board.title_name}: vote nag to {' '.join(dict.fromkeys(nagged))}")
+        if board.events:
+            ctx.store.set_vote_accepted(board.id, accepted)
+            vote = board.vote()
+            if accepted >= set(range(board.position.seats)):
+                execute_vote(ctx, board, vote)
+            ctx.announce(board)
+        return
+    if seat is None:
+        return
+    userid = board.position.holders[seat]
+    state = vacation_state(ctx.store, userid, now)
+    if state.on:
+        return
+    last_move = parse_stamp(row["last_move_at"])
+    idle_since = max(last_move, state.returned_at or last_move)
+    if mode == "full" and now - idle_since >= forfeit_after:
+        leave(ctx, board, seat, "forfeit",
+              f"{userid} forfeits: no move in {row['forfeit_days']} days.")
+        report.append(f"{board.title_name}: {userid} forfeits (no move)")
+    elif now - last_move >= nag_after and _may_nag(row["last_nag_at"], row["last_move_at"], now):
+        text = (
+            f"It is your move on {board.title_name}. You have not moved in "
+            f"{_days(now - last_move)} days. If you do not move by "
+            f"{show_time(idle_since + forfeit_after)}, you will forfeit."
+        )
+        _nag(ctx, board, userid, text)
+        ctx.store.set_board_nagged(board.id, stamp(now))
+        report.append(f"{board.title_name}: nag to {userid}")
+
+
+def _may_nag(last_nag_at, last_move_at, now) -> bool:
+    """At most one nag per board in 24 hours (and one after each new ply)."""
+    if last_nag_at is None:
+        return True
+    if last_move_at is not None and last_nag_at < last_move_at:
+        return True
+    return now - parse_stamp(last_nag_at) >= DAY
+
+
+def _nag(ctx, board, userid, text):
+    title = f"Nag of {board.title_name}"
+    summary = ctx.render(
+        "mail/board.txt",
+        **ctx.board_context(board, userid, title=title, full_moves=True, timing=True),
+    )
+    body = ctx.render("mail/nag.txt", text=text, summary=summary)
+    ctx.mail_user(userid, f"Nag: {board.title_name} {userid}", body, "nag")
+
+
+def _archive(ctx, games, report):
+    before = stamp(ctx.now - timedelta(days=ctx.config.number("timeouts.archive_days")))
+    for row in ctx.store.boards_to_archive(before, games):
+        ctx.store.archive_board(row["id"], stamp(ctx.now))
+        game = ctx.server.games.get(row["game"])
+        name = game.display_name if game else row["game"]
+        report.append(f"{name} Board {row['number']}: archived")
+
+
+def _end_used_up_vacations(ctx, report):
+    from .commands.settings import vacation_body
+
+    allowance = allowance_seconds(ctx.config)
+    for userid in ctx.store.users_on_vacation():
+        state = vacation_state(ctx.store, userid, ctx.now)
+        if state.used_seconds < allowance:
+            continue
+        ctx.store.end_vacation(userid, stamp(ctx.now), "allowance")
+        state = vacation_state(ctx.store, userid, ctx.now)
+        note = f"Your vacation days for {ctx.now.year} are used up, so your vacation has ended."
+        ctx.mail_user(
+            userid, f"Vacation off for {userid}",
+            vacation_body(ctx, userid, state, allowance, note=note), "settings",
+        )
+        report.append(f"vacation of {userid} ended: allowance used up")
+
+
+def _prune(ctx, report):
+    pruned = ctx.store.prune_inbox(stamp(ctx.now - INBOX_KEEP))
+    if pruned:
+        report.append(f"{pruned} old inbox keys pruned")

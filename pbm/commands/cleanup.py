@@ -1,0 +1,32 @@
+"""`cleanup [full|nag]`, for the operator: the timeouts of server spec 9 as a command."""
+
+from ..grammar import command
+
+
+def _cleanup_command(server, request, parsed, games):
+    from ..cleanup import run_cleanup
+    from ..dispatch import Result
+    from ..mailout import Mail
+
+    if not request.operator:
+        return server.refuse_message(
+            request, "The cleanup command is only available to the operator"
+        )
+    mode = parsed.args[0].lower() if parsed.args else "full"
+    if mode not in ("full", "nag"):
+        return server.refuse_message(request, f'Syntax is "{parsed.spec.syntax_for(parsed.game)}"')
+    report = run_cleanup(server, games, mode)
+    text = "\n".join(report) or "Nothing to do."
+    return Result(ok=True, printed=[Mail("cleanup", "Cleanup report", text, [], to_sender=True)])
+
+
+@command("cleanup", "global", "cleanup [full|nag]", max_args=1, operator_only=True, batch=True)
+def cleanup(server, request, parsed):
+    """Operator only: nags, forfeits, archiving and housekeeping for every game."""
+    return _cleanup_command(server, request, parsed, None)
+
+
+@command("cleanup", "game", "{game} cleanup [full|nag]", max_args=1, operator_only=True, batch=True)
+def game_cleanup(server, request, parsed):
+    """Operator only: nags, forfeits and archiving for this game."""
+    return _cleanup_command(server, request, parsed, [parsed.game.name])

@@ -1,0 +1,90 @@
+"""Standings and history (server spec 8.3, 8.4)."""
+
+from ..config import show_time
+from ..grammar import command
+from ..ratings import PROVISIONAL_GAMES, START_RATING
+
+SECTIONS = (
+    ("Established", lambda p: not p["provisional"] and not p["inactive"]),
+    ("Provisionals", lambda p: p["provisional"] and not p["inactive"]),
+    ("Inactive (established)", lambda p: not p["provisional"] and p["inactive"]),
+    ("Inactive (provisional)", lambda p: p["provisional"] and p["inactive"]),
+    ("Established & Provisionals", lambda p: True),
+)
+
+
+def _players(ctx, game):
+    ratings = {r["userid"]: r for r in ctx.store.ratings_of_game(game.name)}
+    settings = {s["userid"]: s for s in ctx.store.all_challenge_settings(game.name)}
+    players = []
+    for userid in ctx.store.standings_userids(game.name):
+        rating = ratings.get(userid) or {"rating": START_RATING, "games": 0, "won": 0, "lost": 0,
+                                          "tied": 0}
+        setting = settings.get(userid) or {"max_active": None, "seeking": 0, "inactive": 0}
+        active = str(ctx.store.count_active_boards(game.name, userid))
+        if setting["max_active"] == 0:
+            active += "/reject"
+        elif setting["max_active"] is not None:
+            active += f"/{setting['max_active']}"
+        players.append({
+            "userid": userid,
+            **{k: rating[k] for k in ("rating", "games", "won", "lost", "tied")},
+            "provisional": rating["games"] < PROVISIONAL_GAMES,
+            "inactive": bool(setting["inactive"]),
+            "active": active,
+            "seeking": setting["seeking"] or "",
+        })
+    players.sort(key=lambda p: (-p["rating"], -p["games"], p["userid"]))
+    return players
+
+
+def _table(players, flagged: bool) -> list[str]:
+    ties = any(p["tied"] for p in players)
+    header = "Rank  " + ("Flag  " if flagged else "") + f"{'Name':<16}  Rating   Won  Lost"
+    header += "  Ties" if ties else ""
+    header += "  Active/Limit  Seeking"
+    lines = [header]
+    for rank, p in enumerate(players, start=1):
+        flag = "I" if p["inactive"] else "P" if p["provisional"] else "E"
+        line = f"{rank:>4}  " + (f"{flag:<4}  " if flagged else "")
+        line += f"{p['userid']:<16}  {p['rating']:>6}  {p['won']:>4}  {p['lost']:>4}"
+        line += f"  {p['tied']:>4}" if ties else ""
+        line += f"  {p['active']:<12}  {p['seeking']}"
+        lines.append(line.rstrip())
+    return lines
+
+
+@command("standings", "game", "{game} standings", aliases=("ratings",), max_args=0)
+def standings(ctx):
+    """Mails the game's rating list: established players, provisionals, inactive players."""
+    game = ctx.game
+    players = _players(ctx, game)
+    sections = []
+    for title, belongs in SECTIONS:
+        chosen = [p for p in players if belongs(p)]
+        if chosen:
+            sections.append((title, _table(chosen, flagged=title.startswith("Established &"))))
+    body = ctx.render("mail/standings.txt", game=game, sections=sections)
+    ctx.reply(f"{game.display_name} Standings", body, kind="list")
+
+
+@command("history", "game", "{game} history [userid...]")
+def history(ctx):
+    """Mails one line per rated game: date, board, winner, points and players."""
+    game = ctx.game
+    wanted = {u.lower() for u in ctx.args}
+    for userid in wanted:
+        ctx.require_user(userid)
+    lines = []
+    for result in ctx.store.results(game.name, rated_only=True):
+        userids = [s["userid"] for s in result["seats"]]
+        if wanted and not wanted & set(userids):
+            continue
+        winners = [s["userid"] for s in result["seats"] if s["score"] == 1]
+        winner = "&".join(dict.fromkeys(winners)) if winners else "TIE"
+        lines.append(
+            f"{show_time(result['finished_at'])}  {result['number']}  {winner}  "
+            f"{result['points']}  {' '.join(userids)}"
+        )
+    body = ctx.render("mail/history.txt", game=game, lines=lines)
+    ctx.reply(f"Historical List of {game.display_name} games", body, kind="list")

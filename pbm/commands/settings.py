@@ -1,0 +1,124 @@
+"""Per-user settings: challenge acceptance, limits and seeking (3.9), and vacations (9.4)."""
+
+import re
+
+from ..config import show_duration, show_time, stamp
+from ..grammar import command
+from ..vacations import allowance_seconds, vacation_state
+
+LIMIT_WORDS = {"accept": None, "all": None, "inf": None, "reject": 0}
+
+
+def _settings_mail(ctx, subject, text):
+    ctx.mail_user(ctx.userid, subject, ctx.render("mail/notice.txt", text=text), "settings")
+
+
+def _limit_text(limit) -> str:
+    if limit is None:
+        return "You accept any number of challenges."
+    if limit == 0:
+        return "You reject all challenges."
+    return f"You accept challenges while you play fewer than {limit} active boards."
+
+
+def set_acceptance(ctx, accept: bool):
+    """game accept U P / game reject U P: no limit, or no challenges at all."""
+    game = ctx.game
+    ctx.authenticate(ctx.args[0], ctx.args[1])
+    limit = None if accept else 0
+    ctx.store.set_challenge_limit(game.name, ctx.userid, limit)
+    word = "accepted" if accept else "rejected"
+    _settings_mail(ctx, f"{game.display_name} challenges now {word}", _limit_text(limit))
+
+
+@command(
+    "limit", "game", "{game} limit userid password [N|accept|all|inf|reject]",
+    min_args=2, max_args=3, secrets=(1,), auth=(0, 1),
+)
+def limit(ctx):
+    """Sets how many active boards of the game you accept (0-999), or shows the setting."""
+    game = ctx.game
+    ctx.authenticate(ctx.args[0], ctx.args[1])
+    if len(ctx.args) == 2:
+        current = ctx.store.challenge_limit(game.name, ctx.userid)
+        text = _limit_text(current) + f'\n\nSyntax is "{ctx.spec.syntax_for(game)}"'
+        _settings_mail(ctx, f"{game.display_name} limit status", text)
+        return
+    value = ctx.args[2].lower()
+    if value in LIMIT_WORDS:
+        new = LIMIT_WORDS[value]
+    elif re.fullmatch(r"\d{1,3}", value):
+        new = int(value)
+    else:
+        ctx.fail(f'Limit must be a number from 0 to 999, or accept, all, inf or reject, not "{value}"')
+    ctx.store.set_challenge_limit(game.name, ctx.userid, new)
+    word = "accepted" if new is None else "rejected" if new == 0 else "limited"
+    _settings_mail(ctx, f"{game.display_name} challenges now {word}", _limit_text(new))
+
+
+@command(
+    "seek", "game", "{game} seek userid password [N]",
+    min_args=2, max_args=3, secrets=(1,), auth=(0, 1),
+)
+def seek(ctx):
+    """Announces in the standings that you look for N more boards (0-99), or shows it."""
+    game = ctx.game
+    ctx.authenticate(ctx.args[0], ctx.args[1])
+    if len(ctx.args) == 2:
+        settings = ctx.store.challenge_settings(game.name, ctx.userid)
+        count = settings["seeking"] if settings else 0
+        text = f"You are seeking {count} {game.display_name} challenges."
+        _settings_mail(ctx, f"{game.display_name} seek status", text)
+        return
+    if not re.fullmatch(r"\d{1,2}", ctx.args[2]):
+        ctx.fail(f'Seek a number of challenges from 0 to 99, not "{ctx.args[2]}"')
+    count = int(ctx.args[2])
+    ctx.store.set_seeking(game.name, ctx.userid, count)
+    text = f"The {game.display_name} standings show that you seek {count} challenges."
+    _settings_mail(ctx, f"Now seeking {count} {game.display_name} challenges", text)
+
+
+def _vacation(ctx):
+    """Starts or ends a vacation (no nags, forfeits or auto-accepts), or shows its status."""
+    ctx.authenticate(ctx.args[0], ctx.args[1])
+    userid = ctx.userid
+    state = vacation_state(ctx.store, userid, ctx.now)
+    allowance = allowance_seconds(ctx.config)
+    year = ctx.now.year
+    word = ctx.args[2].lower() if len(ctx.args) == 3 else None
+    if word not in (None, "on", "off"):
+        ctx.syntax_error()
+    if word == "on" and not state.on:
+        if state.used_seconds >= allowance:
+            ctx.fail(f"You have no vacation days left in {year}")
+        ctx.store.start_vacation(userid, stamp(ctx.now))
+        state = vacation_state(ctx.store, userid, ctx.now)
+    elif word == "off" and state.on:
+        ctx.store.end_vacation(userid, stamp(ctx.now), "user")
+        state = vacation_state(ctx.store, userid, ctx.now)
+    subject = {
+        None: f"Vacation status for {userid}",
+        "on": f"Vacation on for {userid}",
+        "off": f"Vacation off for {userid}",
+    }[word]
+    ctx.mail_user(userid, subject, vacation_body(ctx, userid, state, allowance), "settings")
+
+
+def vacation_body(ctx, userid, state, allowance, note=""):
+    return ctx.render(
+        "mail/vacation.txt",
+        userid=userid,
+        on=state.on,
+        since=show_time(state.since) if state.on else "",
+        year=ctx.now.year,
+        used=show_duration(state.used_seconds),
+        left=show_duration(max(0, allowance - state.used_seconds)),
+        note=note,
+    )
+
+
+for _scope, _syntax in (("global", "vacation userid password [on|off]"),
+                        ("game", "{game} vacation userid password [on|off]")):
+    command(
+        "vacation", _scope, _syntax, min_args=2, max_args=3, secrets=(1,), auth=(0, 1),
+    )(_vacation)

@@ -1,0 +1,44 @@
+"""Vacations (server spec 9.4): a self-service pause of nags, forfeits and auto-accepts."""
+
+from dataclasses import dataclass
+from datetime import datetime, timezone
+
+from .config import parse_stamp
+
+
+@dataclass
+class VacationState:
+    since: datetime | None  # start of the vacation under way, or None
+    returned_at: datetime | None  # end of the last vacation
+    used_seconds: int  # this calendar year (UTC), the running vacation included
+
+    @property
+    def on(self) -> bool:
+        return self.since is not None
+
+
+def _year_bounds(moment: datetime):
+    start = datetime(moment.year, 1, 1, tzinfo=timezone.utc)
+    return start, start.replace(year=moment.year + 1)
+
+
+def vacation_state(store, userid: str, now: datetime) -> VacationState:
+    year_start, year_end = _year_bounds(now)
+    since = returned = None
+    used = 0
+    for period in store.vacations(userid):
+        started = parse_stamp(period["started_at"])
+        ended = parse_stamp(period["ended_at"]) if period["ended_at"] else None
+        if ended is None:
+            since = started
+        else:
+            returned = ended if returned is None or ended > returned else returned
+        overlap_start = max(started, year_start)
+        overlap_end = min(ended or now, year_end)
+        if overlap_end > overlap_start:
+            used += int((overlap_end - overlap_start).total_seconds())
+    return VacationState(since=since, returned_at=returned, used_seconds=used)
+
+
+def allowance_seconds(config) -> int:
+    return config.number("timeouts.vacation_days_per_year") * 86400

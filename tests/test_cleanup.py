@@ -1,0 +1,199 @@
+"""Timeouts (server spec 9): nags, forfeits, votes left undecided, vacations, archiving.
+
+The clock is PBM_NOW, so a 30-day timeline runs in a second."""
+
+from datetime import datetime, timedelta
+
+import pytest
+from click.testing import CliRunner
+
+from pbm.cli import cli
+from tests.conftest import body_of
+
+START = datetime(2026, 1, 1, 12, 0)
+
+
+def at_day(clock, day, hour=12):
+    clock((START + timedelta(days=day, hours=hour - 12)).isoformat())
+
+
+def cleanup(harness, *args):
+    result = CliRunner().invoke(cli, ["--home", str(harness.home), "cleanup", *args])
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
+@pytest.fixture
+def board(harness, clock):
+    """Board 101 after one full round: alice has been on move since day 0."""
+    harness.signup("alice", "bob")
+    at_day(clock, 0)
+    harness.ok("knightpanic challenge alice bob")
+    harness.ok("knightpanic move 101 alice secret c1-e5")
+    harness.ok("knightpanic move 101 bob secret g7-e3")
+    harness.new_mails()
+    return harness
+
+
+def test_a_first_round_forfeit_is_a_withdrawal(harness, clock):
+    harness.signup("alice", "bob")
+    at_day(clock, 0)
+    harness.ok("knightpanic challenge alice bob")
+    harness.new_mails()
+    at_day(clock, 21)
+    cleanup(harness)
+    mails = harness.new_mails()
+    assert {m["Subject"] for m in mails} == {"KnightPanic board 101 has been removed"}
+    assert "alice has declined to play" in body_of(mails[0])
+
+
+def test_nag_on_day_7_and_forfeit_on_day_21(board, clock):
+    nag_days = []
+    for day in range(1, 22):
+        at_day(clock, day)
+        cleanup(board)
+        for mail in board.new_mails():
+            if mail["Subject"].startswith("Nag:"):
+                nag_days.append(day)
+                assert mail["To"] == "alice@example.org"
+                assert mail["Subject"] == "Nag: KnightPanic Board 101 alice"
+                body = body_of(mail)
+                assert body.startswith("It is your move on KnightPanic Board 101.")
+                assert f"You have not moved in {day} days." in " ".join(body.split())
+                assert "If you do not move by 2026-01-22 12:00 UTC, you will forfeit." in " ".join(
+                    body.split())
+                assert "Nag of KnightPanic Board 101" in body
+                assert "It is now....... 2026-" in body
+            else:
+                assert day == 21
+                body = body_of(mail)
+                assert "alice forfeits: no move in 21 days." in body
+                assert "Game won by bob." in body
+                assert "Forfeit" in body
+    assert nag_days == list(range(7, 21))
+    text = board.ok("knightpanic show 101", sender=None).printed[0].body
+    assert "bob's rating went up" in text
+
+
+def test_nags_at_most_once_a_day(board, clock):
+    at_day(clock, 7)
+    cleanup(board)
+    at_day(clock, 7, hour=20)
+    cleanup(board)
+    at_day(clock, 8, hour=11)
+    cleanup(board)
+    assert len([m for m in board.new_mails() if m["Subject"].startswith("Nag:")]) == 1
+
+
+def test_a_move_resets_the_clock(board, clock):
+    at_day(clock, 6)
+    board.ok("knightpanic move 101 alice secret a1-c5")
+    board.new_mails()
+    at_day(clock, 12)
+    cleanup(board)
+    assert board.new_mails() == []
+    at_day(clock, 13)
+    cleanup(board)
+    assert [m["Subject"] for m in board.new_mails()] == ["Nag: KnightPanic Board 101 bob"]
+
+
+def test_vacation_suspends_nags_and_forfeits(board, clock):
+    at_day(clock, 2)
+    board.ok("vacation alice secret on")
+    board.new_mails()
+    for day in range(3, 26):
+        at_day(clock, day)
+        cleanup(board)
+    assert board.new_mails() == []
+    board.ok("vacation alice secret off")
+    board.new_mails()
+    cleanup(board)
+    assert [m["Subject"] for m in board.new_mails()] == ["Nag: KnightPanic Board 101 alice"]
+    at_day(clock, 45)
+    cleanup(board)
+    assert all(m["Subject"].startswith("Nag:") for m in board.new_mails())
+    at_day(clock, 46)
+    cleanup(board)
+    assert any("alice forfeits: no move in 21 days." in body_of(m) for m in board.new_mails())
+
+
+def test_cleanup_ends_a_vacation_whose_allowance_is_used_up(board, clock):
+    at_day(clock, 1)
+    board.ok("vacation alice secret on")
+    board.new_mails()
+    at_day(clock, 30)
+    cleanup(board)
+    assert board.new_mails() == []
+    at_day(clock, 31, hour=13)
+    output = cleanup(board)
+    assert "vacation of alice ended: allowance used up" in output
+    mails = board.new_mails()
+    off = [m for m in mails if m["Subject"] == "Vacation off for alice"]
+    assert off and "used up" in body_of(off[0])
+    at_day(clock, 32)
+    cleanup(board)
+    assert [m["Subject"] for m in board.new_mails()] == ["Nag: KnightPanic Board 101 alice"]
+
+
+def test_an_undecided_vote_is_nagged_then_auto_accepted(board, clock):
+    at_day(clock, 0, hour=13)
+    board.ok("knightpanic move 101 alice secret a1-c5")
+    board.ok("knightpanic propose 101 alice secret")
+    board.new_mails()
+    at_day(clock, 7, hour=14)
+    cleanup(board)
+    [nag] = board.new_mails()
+    assert nag["To"] == "bob@example.org"
+    assert "You still have to accept or reject the draw proposal on KnightPanic Board 101" in (
+        " ".join(body_of(nag).split()))
+    for day in range(8, 22):
+        at_day(clock, day, hour=14)
+        cleanup(board)
+    mails = board.new_mails()
+    final = [m for m in mails if m["Subject"] == "KnightPanic Board 101"]
+    assert final, [m["Subject"] for m in mails]
+    body = body_of(final[0])
+    assert "bob auto-accepts after 21 days." in body
+    assert "The players have agreed to a draw." in body and "Game was a tie." in body
+
+
+def test_total_time_forfeits_even_on_vacation(harness, clock):
+    harness.signup("alice", "bob")
+    at_day(clock, 0)
+    harness.ok("knightpanic challenge alice bob --totaltime=3")
+    harness.ok("knightpanic move 101 alice secret c1-e5")
+    harness.ok("knightpanic move 101 bob secret g7-e3")
+    harness.ok("vacation alice secret on")
+    at_day(clock, 3)
+    assert "alice forfeits (total time)" in cleanup(harness)
+
+
+def test_finished_boards_are_archived_after_14_days(board, clock):
+    at_day(clock, 1)
+    board.ok("knightpanic resign 101 alice secret")
+    at_day(clock, 15, hour=13)
+    assert "KnightPanic Board 101: archived" in cleanup(board)
+    games = board.ok("knightpanic games", sender=None).printed[0].body
+    assert "No boards found." in games
+    archived = board.ok("knightpanic games alice archived", sender=None).printed[0].body
+    assert "bob Won (archived)" in archived
+    shown = board.ok("knightpanic show 101#1", sender=None).printed[0].body
+    assert "after move 1" in shown
+
+
+def test_dry_run_and_nag_mode_change_nothing_else(board, clock):
+    at_day(clock, 25)
+    assert "would do: KnightPanic Board 101: alice forfeits (no move)" in cleanup(board, "--dry-run")
+    assert board.new_mails() == []
+    assert "nag to alice" in cleanup(board, "--mode", "nag")
+    assert [m["Subject"] for m in board.new_mails()] == ["Nag: KnightPanic Board 101 alice"]
+    text = board.ok("knightpanic show 101", sender=None).printed[0].body
+    assert "It is alice's turn." in text
+
+
+def test_cleanup_by_mail_is_for_the_operator_only(board, clock):
+    assert "only available to the operator" in board.refused("cleanup")
+    assert "only available to the operator" in board.refused("knightpanic cleanup nag")
+    at_day(clock, 8)
+    result = board.ok("knightpanic cleanup nag", sender=None)
+    assert "nag to alice" in result.printed[0].body
