@@ -197,3 +197,21 @@ def test_cleanup_by_mail_is_for_the_operator_only(board, clock):
     at_day(clock, 8)
     result = board.ok("knightpanic cleanup nag", sender=None)
     assert "nag to alice" in result.printed[0].body
+
+
+def test_per_board_nag_and_forfeit_times(harness, clock):
+    harness.signup("alice", "bob")
+    at_day(clock, 0)
+    harness.ok("knightpanic challenge alice bob --nagtime=2 --forfeittime=4")
+    harness.ok("knightpanic move 101 alice secret c1-e5")
+    harness.ok("knightpanic move 101 bob secret g7-e3")
+    harness.ok("knightpanic move 101 alice secret a1-c5")
+    harness.new_mails()
+    at_day(clock, 1)
+    assert cleanup(harness).strip() == "Nothing to do."
+    at_day(clock, 2)
+    assert "nag to bob" in cleanup(harness)
+    at_day(clock, 4)
+    assert "bob forfeits (no move)" in cleanup(harness)
+    body = body_of(harness.new_mails("alice@example.org")[-1])
+    assert "Nag time........ 2 days" in body and "Forfeit time.... 4 days" in body

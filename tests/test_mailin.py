@@ -186,3 +186,18 @@ def test_strip_body_cuts_signatures_quotes_and_forwards():
 def test_html_to_text():
     html = "<p>One &lt;two&gt;</p><ul><li>a</li><li>b</li></ul><style>x{}</style>"
     assert [line for line in html_to_text(html).split("\n") if line] == ["One <two>", "a", "b"]
+
+
+def test_a_multiple_mail_runs_the_good_lines_and_reports_the_bad(server):
+    env, box = server
+    assert deliver(env, fixture("multiple_mixed.eml")).returncode == 0
+    to_alice = [m["Subject"] for m in box.fresh() if m["To"] == "alice@example.org"]
+    assert to_alice == [
+        "New KnightPanic Board 101 alice",
+        "KnightPanic Board 101 bob",
+        "KnightPanic Board 101 Error",
+        "KnightPanic error",
+        "KnightPanic Board 101 alice",
+    ]
+    assert deliver(env, fixture("multiple_mixed.eml")).returncode == 0
+    assert box.fresh() == [], "a redelivered multiple mail runs no line twice"
