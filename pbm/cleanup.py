@@ -177,3 +177,6 @@ def _prune(ctx, report):
     pruned = ctx.store.prune_inbox(stamp(ctx.now - INBOX_KEEP))
     if pruned:
         report.append(f"{pruned} old inbox keys pruned")
+    stale = ctx.store.prune_rate_rows(stamp(ctx.now - 2 * DAY))
+    if stale:
+        report.append(f"{stale} stale rate-limit rows pruned")

@@ -13,12 +13,21 @@ DEFAULTS = {
         "operator_address": "",
         "bounce_address": "",
     },
-    "smtp": {"host": "", "port": "25", "security": "none", "username": "", "password": ""},
+    "smtp": {
+        "host": "",
+        "port": "25",
+        "security": "none",
+        "username": "",
+        "password": "",
+        "timeout": "30",
+    },
     "listen": {"host": "127.0.0.1", "port": "2525"},
     "limits": {
         "max_message_bytes": "1048576",
         "commands_per_hour": "60",
         "signups_per_day": "5",
+        "challenges_per_day": "30",
+        "mails_per_user_per_day": "200",
         "failed_logins_per_hour": "5",
         "max_show_mails": "20",
         "max_multiple_lines": "50",
@@ -49,7 +58,7 @@ class Config:
 
     @classmethod
     def load(cls, home: str | os.PathLike | None = None) -> "Config":
-        parser = configparser.ConfigParser(interpolation=None)
+        parser = configparser.ConfigParser(interpolation=None, strict=False)
         parser.read_dict(DEFAULTS)
         home = resolve_home(home)
         parser.read(home / "pbm.ini", encoding="utf-8")

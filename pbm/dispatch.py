@@ -9,10 +9,11 @@ import logging
 import traceback
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from datetime import timedelta
 
 from . import commands  # noqa: F401  (registers every command with the grammar)
 from .boards import Board
-from .config import now, stamp
+from .config import now, parse_stamp, show_time, stamp
 from .grammar import GrammarError, mask_unparsed, normalize, parse
 from .mailout import Mail, deliver, queue
 from .plugins import get_games, get_migration_sets
@@ -21,6 +22,10 @@ from .storage import Store, core_migrations, is_busy_or_full
 from .templating import text_environment
 
 log = logging.getLogger("pbm.dispatch")
+HOUR = timedelta(hours=1)
+DAY = timedelta(days=1)
+# Mail a user did not ask for, capped per day so nobody can be mail-bombed through us.
+CAPPED_KINDS = ("message", "chat", "new_board")
 
 QUOTED_BODY_LINES = 20
 
@@ -122,8 +127,7 @@ class Server:
 
     def execute(self, request: Request) -> Result:
         if request.key and self.store.inbox_seen(request.key):
-            log.info("duplicate message %s skipped", request.key)
-            return Result(ok=True, duplicate=True)
+            return self._duplicate(request)
         try:
             parsed, grammar_error = parse(request.text, self.games, self._nag_default()), None
         except GrammarError as error:
@@ -131,37 +135,66 @@ class Server:
         if parsed is not None and parsed.spec.batch:
             return parsed.spec.handler(self, request, parsed)
         checks = self._verify_passwords(parsed) if parsed else {}
+
+        def work(ctx):
+            if grammar_error is not None:
+                ctx.refuse_grammar(grammar_error)
+            else:
+                ctx.run()
+
         try:
-            with self.store.write():
-                if request.key:
-                    if self.store.inbox_seen(request.key):
-                        return Result(ok=True, duplicate=True)
-                    self.store.inbox_add(request.key, stamp(now()))
-                ctx = Context(self, request, parsed, checks)
-                if grammar_error is not None:
-                    ctx.refuse_grammar(grammar_error)
-                else:
-                    ctx.run()
-                result = self.queue_mails(ctx)
+            return self._transaction(request, parsed, checks, work)
         except Exception as error:
             if is_transient(error):
                 raise
             return self._internal_error(request, error)
-        deliver(self.store, self.config, [row_id for row_id, _ in result.queued])
-        return result
 
     def refuse_message(self, request: Request, message: str) -> Result:
-        """Answer a message we will not run (too large) with an error, once."""
+        """Answer a message we will not run (too large, too many lines) with an error, once."""
+        return self._transaction(request, None, {}, lambda ctx: ctx.refuse(message))
+
+    def _transaction(self, request, parsed, checks, work) -> Result:
+        """One request: inbox key, rate limit, the command and its mail, committed together;
+        then the mail is delivered."""
         with self.store.write():
             if request.key:
                 if self.store.inbox_seen(request.key):
                     return Result(ok=True, duplicate=True)
                 self.store.inbox_add(request.key, stamp(now()))
-            ctx = Context(self, request, None, {})
-            ctx.refuse(message)
+            ctx = Context(self, request, parsed, checks)
+            if not self._over_rate_limit(ctx):
+                work(ctx)
             result = self.queue_mails(ctx)
         deliver(self.store, self.config, [row_id for row_id, _ in result.queued])
         return result
+
+    def _duplicate(self, request: Request) -> Result:
+        """A message seen before runs nothing, but finishes a delivery a crash cut short."""
+        log.info("duplicate message %s skipped", request.key)
+        pending = self.store.outbox_pending_for(request.key)
+        if pending:
+            deliver(self.store, self.config, pending)
+        return Result(ok=True, duplicate=True)
+
+    def _over_rate_limit(self, ctx) -> bool:
+        """At most commands_per_hour commands per sender in a sliding hour: the first one over
+        is answered, later ones are dropped unanswered (so a loop cannot feed on itself)."""
+        sender = (ctx.request.sender or "").lower()
+        if ctx.request.operator or not sender:
+            return False
+        limit = self.config.number("limits.commands_per_hour")
+        moment = ctx.now
+        recent = self.store.rate_events("command", sender, stamp(moment - HOUR))
+        self.store.add_rate_event("command", sender, stamp(moment))
+        if len(recent) < limit:
+            return False
+        if len(recent) == limit:
+            again = show_time(parse_stamp(recent[0]) + HOUR)
+            ctx.refuse(f"Too many requests from {sender}; try again after {again}")
+        else:
+            ctx.refused = True
+            log.warning("rate limit: dropped a command from %s", sender)
+        return True
 
     def _nag_default(self) -> int:
         return self.config.number("timeouts.nag_days")
@@ -185,50 +218,30 @@ class Server:
             if mail.to_sender and ctx.request.operator:
                 result.printed.append(mail)
             elif mail.to:
-                row_id = queue(self.store, self.config, mail, ctx.request.message_id)
+                row_id = queue(
+                    self.store, self.config, mail, ctx.request.message_id, ctx.request.key
+                )
                 result.queued.append((row_id, mail))
         return result
 
     def _internal_error(self, request: Request, error: Exception) -> Result:
         details = "".join(traceback.format_exception(error))
         log.error("internal error on %r:\n%s", mask_unparsed(request.text.split()), details)
-        reply = Mail(
-            kind="error",
-            subject="PBM error",
-            body=self.render("mail/internal_error.txt"),
-            to=[request.sender] if request.sender else [],
-            reply=True,
-            to_sender=True,
-        )
-        mails = [reply]
-        operator = self.config.get("server.operator_address")
-        if operator:
-            mails.append(
-                Mail(
-                    kind="operator",
-                    subject="PBM internal error",
-                    body=self.render(
-                        "mail/operator_alert.txt",
-                        command=" ".join(mask_unparsed(normalize(request.text).split())),
-                        sender=request.sender or "the command line",
-                        details=details,
-                    ),
-                    to=[operator],
+
+        def answer(ctx):
+            ctx.refused = True
+            ctx.reply("PBM error", self.render("mail/internal_error.txt"), kind="error")
+            operator = self.config.get("server.operator_address")
+            if operator:
+                body = self.render(
+                    "mail/operator_alert.txt",
+                    command=" ".join(mask_unparsed(normalize(request.text).split())),
+                    sender=request.sender or "the command line",
+                    details=details,
                 )
-            )
-        result = Result(ok=False)
-        with self.store.write():
-            if request.key and not self.store.inbox_seen(request.key):
-                self.store.inbox_add(request.key, stamp(now()))
-            for mail in mails:
-                if mail.to_sender and request.operator:
-                    result.printed.append(mail)
-                elif mail.to:
-                    result.queued.append(
-                        (queue(self.store, self.config, mail, request.message_id), mail)
-                    )
-        deliver(self.store, self.config, [row_id for row_id, _ in result.queued])
-        return result
+                ctx.mail_address(operator, "PBM internal error", body, "operator")
+
+        return self._transaction(request, None, {}, answer)
 
 
 class Context:
@@ -246,6 +259,8 @@ class Context:
         self.mails: list[Mail] = []
         self.refused = False
         self.userid: str | None = None  # the authenticated user
+        self.failed_logins: list[str] = []
+        self.sender_key = (request.sender or "").lower()
 
     @property
     def args(self) -> list[str]:
@@ -265,6 +280,9 @@ class Context:
                 self.spec.handler(self)
         except CommandError as error:
             self.refuse(error.message, board=error.board)
+        # Failed logins outlive the refusal's rollback: they are what slows guessing down.
+        for userid in self.failed_logins:
+            self.store.add_auth_failure(userid, self.sender_key, stamp(self.now))
 
     def fail(self, message: str, board: Board | None = None):
         raise CommandError(message, board)
@@ -314,20 +332,37 @@ class Context:
 
     def authenticate(self, userid: str, password: str):
         userid = userid.lower()
+        if self.sender_key:
+            limit = self.config.number("limits.failed_logins_per_hour")
+            failures = self.store.auth_failures(userid, self.sender_key, stamp(self.now - HOUR))
+            if len(failures) >= limit:
+                again = show_time(parse_stamp(failures[-limit]) + HOUR)
+                self.fail(f"Too many failed password attempts for {userid}; try again after {again}")
         user = self.store.get_user(userid)
         active = user is not None and user["status"] == "active"
         stored = user["password_hash"] if active else None
         verdict = self.checks.get((userid, password, stored))
         if verdict is None:
             verdict = verify_password(stored, password)
-        if not active:
-            self.fail("Invalid userid entered")
-        if not verdict:
-            self.fail("Invalid password entered")
+        if not active or not verdict:
+            if self.sender_key:
+                self.failed_logins.append(userid)
+            self.fail("Invalid userid entered" if not active else "Invalid password entered")
         if needs_rehash(stored):
             self.store.set_password_hash(userid, hash_password(password))
         self.userid = userid
         return user
+
+    def check_daily_limit(self, kind: str, limit_key: str, what: str):
+        """At most `limits.<limit_key>` events of a kind per sender in 24 hours."""
+        if not self.sender_key:
+            return
+        limit = self.config.number(f"limits.{limit_key}")
+        recent = self.store.rate_events(kind, self.sender_key, stamp(self.now - DAY))
+        if len(recent) >= limit:
+            again = show_time(parse_stamp(recent[-limit]) + DAY)
+            self.fail(f"Too many {what} from {self.sender_key} today; try again after {again}")
+        self.store.add_rate_event(kind, self.sender_key, stamp(self.now))
 
     def password_hash(self, password: str) -> str:
         """The hash made before the transaction, or one made now."""
@@ -363,8 +398,17 @@ class Context:
     def mail_user(self, userid: str, subject: str, body: str, kind: str, addresses=None,
                   reply=False):
         addresses = addresses if addresses is not None else self.store.addresses(userid)
+        if kind in CAPPED_KINDS and self._mail_cap_reached(userid):
+            log.warning("mail cap: %s mail to %s not sent", kind, userid)
+            return
         if addresses:
             self.mails.append(Mail(kind, subject, body, list(addresses), userid=userid, reply=reply))
+
+    def _mail_cap_reached(self, userid: str) -> bool:
+        limit = self.config.number("limits.mails_per_user_per_day")
+        since = stamp(self.now - DAY)
+        queued_now = sum(1 for m in self.mails if m.userid == userid and m.kind in CAPPED_KINDS)
+        return self.store.outbox_count_to_user(userid, CAPPED_KINDS, since) + queued_now >= limit
 
     def mail_address(self, address: str, subject: str, body: str, kind: str):
         """A mail to an address of the configuration (broadcast list, operator)."""
@@ -386,7 +430,8 @@ class Context:
         subject = board.title_name + (f" {on_move}" if on_move else "")
         return subject + (" **" if board.row["comment_text"] else "")
 
-    def announce(self, board, *, subject=None, title=None, spectator_to_sender=False):
+    def announce(self, board, *, subject=None, title=None, spectator_to_sender=False,
+                 kind="board"):
         """Board mails to the audience, each in their own perspective, with this run's
         events (3.5.2); and the notifiers' mails when the game ended in this run."""
         subject = subject or self.board_subject(board)
@@ -397,7 +442,7 @@ class Context:
                 **self.board_context(board, userid, events=board.events, title=title),
             )
             addresses = self.store.addresses(userid)
-            self.mail_user(userid, subject, body, "board", addresses)
+            self.mail_user(userid, subject, body, kind, addresses)
             recipients.extend(addresses)
         if spectator_to_sender and not self.sender_is_among(recipients):
             body = self.render(

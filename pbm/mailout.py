@@ -92,7 +92,7 @@ def envelope_sender(config) -> str:
     return config.get("server.bounce_address")
 
 
-def queue(store, config, mail: Mail, in_reply_to=None) -> int:
+def queue(store, config, mail: Mail, in_reply_to=None, inbox_key=None) -> int:
     """Store the rendered message as an outbox row, in the caller's transaction."""
     message = compose(config, mail, in_reply_to)
     return store.outbox_add(
@@ -102,6 +102,8 @@ def queue(store, config, mail: Mail, in_reply_to=None) -> int:
         envelope_from=envelope_sender(config),
         message_id=message["Message-ID"],
         message=message.as_bytes(),
+        inbox_key=inbox_key,
+        userid=mail.userid,
     )
 
 
@@ -127,27 +129,26 @@ def _write_maildir(config, row) -> None:
     os.replace(temporary, base / "new" / name)
 
 
-def _smtp_send(config, row) -> None:
+def _smtp_send(config, row) -> dict:
+    """Hand the message to the relay; returns the recipients it refused {address: (code, text)}.
+    Raises TransientDeliveryError or PermanentDeliveryError when nobody got it."""
     host, port = config.get("smtp.host"), config.number("smtp.port")
     security = config.get("smtp.security") or "none"
+    timeout = config.number("smtp.timeout")
     recipients = json.loads(row["recipients"])
     try:
         if security == "ssl":
-            client = smtplib.SMTP_SSL(host, port, timeout=30)
+            client = smtplib.SMTP_SSL(host, port, timeout=timeout)
         else:
-            client = smtplib.SMTP(host, port, timeout=30)
+            client = smtplib.SMTP(host, port, timeout=timeout)
         with client:
             if security == "starttls":
                 client.starttls()
             if config.get("smtp.username"):
                 client.login(config.get("smtp.username"), config.get("smtp.password"))
-            refused = client.sendmail(row["envelope_from"] or "", recipients, row["message"])
+            return client.sendmail(row["envelope_from"] or "", recipients, row["message"])
     except smtplib.SMTPRecipientsRefused as error:
-        codes = [code for code, _ in error.recipients.values()]
-        detail = "; ".join(f"{a}: {c} {m!r}" for a, (c, m) in error.recipients.items())
-        if all(400 <= code < 500 for code in codes):
-            raise TransientDeliveryError(detail) from error
-        raise PermanentDeliveryError(detail) from error
+        return {a: (code, str(text)) for a, (code, text) in error.recipients.items()}
     except smtplib.SMTPResponseException as error:
         detail = f"{error.smtp_code} {error.smtp_error!r}"
         if 400 <= error.smtp_code < 500:
@@ -155,8 +156,6 @@ def _smtp_send(config, row) -> None:
         raise PermanentDeliveryError(detail) from error
     except (smtplib.SMTPException, OSError, socket.timeout) as error:
         raise TransientDeliveryError(f"{type(error).__name__}: {error}") from error
-    if refused:
-        log.warning("outbox %s: some recipients refused: %s", row["id"], refused)
 
 
 def next_attempt(row, at):
@@ -168,7 +167,9 @@ def next_attempt(row, at):
 def deliver(store, config, row_ids) -> dict:
     """Send the given outbox rows once each; returns counts by outcome."""
     counts = {"sent": 0, "retry": 0, "failed": 0, "skipped": 0}
-    for row_id in row_ids:
+    pending = list(row_ids)
+    while pending:
+        row_id = pending.pop(0)
         moment = now()
         row = store.outbox_claim(row_id, stamp(moment), stamp(moment - STALE_CLAIM))
         if row is None:
@@ -176,26 +177,85 @@ def deliver(store, config, row_ids) -> dict:
             continue
         try:
             if config.get("smtp.host"):
-                _smtp_send(config, row)
+                refused = _smtp_send(config, row)
             else:
                 _write_maildir(config, row)
+                refused = {}
         except PermanentDeliveryError as error:
-            log.error("outbox %s failed for good: %s", row_id, error)
-            store.outbox_mark_failed(row_id, str(error))
+            pending.extend(_give_up(store, config, row, str(error)))
             counts["failed"] += 1
+            continue
         except (TransientDeliveryError, OSError) as error:
-            if moment - parse_stamp(row["created_at"]) >= GIVE_UP_AFTER:
-                log.error("outbox %s failed after 5 days: %s", row_id, error)
-                store.outbox_mark_failed(row_id, f"gave up after 5 days: {error}")
-                counts["failed"] += 1
+            outcome, alerts = _retry_or_give_up(store, config, row, moment, str(error))
+            pending.extend(alerts)
+            counts[outcome] += 1
+            continue
+        deferred = [a for a, (code, _) in refused.items() if 400 <= code < 500]
+        rejected = {a: r for a, r in refused.items() if a not in deferred}
+        if rejected:
+            pending.extend(_report_rejected(store, config, row, rejected))
+        if deferred:
+            detail = "; ".join(f"{a}: {refused[a][0]} {refused[a][1]}" for a in deferred)
+            if len(deferred) == len(json.loads(row["recipients"])):
+                outcome, alerts = _retry_or_give_up(store, config, row, moment, detail)
+                pending.extend(alerts)
+                counts[outcome] += 1
             else:
-                log.warning("outbox %s will be retried: %s", row_id, error)
-                store.outbox_mark_retry(row_id, stamp(next_attempt(row, moment)), str(error))
+                store.outbox_narrow_recipients(
+                    row_id, deferred, detail, stamp(next_attempt(row, moment))
+                )
                 counts["retry"] += 1
+        elif len(rejected) == len(json.loads(row["recipients"])):
+            store.outbox_mark_failed(row_id, _describe(rejected))
+            counts["failed"] += 1
         else:
             store.outbox_mark_sent(row_id, stamp(now()))
             counts["sent"] += 1
     return counts
+
+
+def _describe(refused) -> str:
+    return "; ".join(f"{address}: {code} {text}" for address, (code, text) in refused.items())
+
+
+def _retry_or_give_up(store, config, row, moment, error):
+    """('retry' or 'failed', operator alerts to deliver)."""
+    if moment - parse_stamp(row["created_at"]) >= GIVE_UP_AFTER:
+        return "failed", _give_up(store, config, row, f"gave up after 5 days: {error}")
+    log.warning("outbox %s will be retried: %s", row["id"], error)
+    store.outbox_mark_retry(row["id"], stamp(next_attempt(row, moment)), error)
+    return "retry", []
+
+
+def _give_up(store, config, row, error) -> list[int]:
+    log.error("outbox %s failed for good: %s", row["id"], error)
+    store.outbox_mark_failed(row["id"], error)
+    return _alert_operator(store, config, row, error)
+
+
+def _report_rejected(store, config, row, rejected) -> list[int]:
+    detail = _describe(rejected)
+    log.error("outbox %s: the relay refused %s", row["id"], detail)
+    return _alert_operator(store, config, row, f"refused: {detail}")
+
+
+def _alert_operator(store, config, row, error) -> list[int]:
+    """Queue a note to the operator about an address that cannot be reached (never about
+    a note to the operator itself); returns the rows to deliver."""
+    operator = config.get("server.operator_address")
+    if not operator or row["kind"] == "operator":
+        return []
+    mail = Mail(
+        kind="operator",
+        subject="PBM delivery failure",
+        body=(
+            f"Outbox message {row['id']} ({row['kind']}) to {', '.join(json.loads(row['recipients']))}\n"
+            f"could not be delivered: {error}\n\nSee `pbm outbox list`."
+        ),
+        to=[operator],
+    )
+    with store.write():
+        return [queue(store, config, mail)]
 
 
 def flush(store, config) -> dict:

@@ -219,6 +219,24 @@ def m002_votes_queues_watching_ratings(db):
     db["inbox"].create_index(["received_at"])
 
 
+@core_migrations()
+def m003_abuse_limits_and_outbox_links(db):
+    db["rate_events"].create(
+        {"id": int, "kind": str, "key": str, "at": str}, pk="id", not_null={"kind", "key", "at"}
+    )
+    db["rate_events"].create_index(["kind", "key", "at"])
+    db["auth_failures"].create(
+        {"id": int, "userid": str, "sender": str, "at": str},
+        pk="id",
+        not_null={"userid", "sender", "at"},
+    )
+    db["auth_failures"].create_index(["userid", "sender", "at"])
+    db["outbox"].add_column("inbox_key", str)
+    db["outbox"].add_column("userid", str)
+    db["outbox"].create_index(["inbox_key"])
+    db["outbox"].create_index(["userid", "created_at"])
+
+
 class Store:
     """One connection to $PBM_HOME/pbm.db and the queries the core needs."""
 
@@ -892,6 +910,44 @@ class Store:
             (kind, userid, since),
         )
 
+    # -- abuse limits ----------------------------------------------------------------
+
+    def rate_events(self, kind: str, key: str, since: str) -> list[str]:
+        """Times of a sender's recent events of one kind, oldest first."""
+        return [
+            r["at"]
+            for r in self._rows(
+                "SELECT at FROM rate_events WHERE kind = ? AND key = ? AND at >= ? ORDER BY at",
+                (kind, key, since),
+            )
+        ]
+
+    def add_rate_event(self, kind: str, key: str, at: str):
+        self.conn.execute(
+            "INSERT INTO rate_events (kind, key, at) VALUES (?, ?, ?)", (kind, key, at)
+        )
+
+    def auth_failures(self, userid: str, sender: str, since: str) -> list[str]:
+        return [
+            r["at"]
+            for r in self._rows(
+                "SELECT at FROM auth_failures WHERE userid = ? AND sender = ? AND at >= ? "
+                "ORDER BY at",
+                (userid, sender, since),
+            )
+        ]
+
+    def add_auth_failure(self, userid: str, sender: str, at: str):
+        self.conn.execute(
+            "INSERT INTO auth_failures (userid, sender, at) VALUES (?, ?, ?)", (userid, sender, at)
+        )
+
+    def prune_rate_rows(self, before: str) -> int:
+        pruned = self.conn.execute("DELETE FROM rate_events WHERE at < ?", (before,)).rowcount
+        return pruned + self.conn.execute(
+            "DELETE FROM auth_failures WHERE at < ?", (before,)
+        ).rowcount
+
     # -- audit ---------------------------------------------------------------------
 
     def audit(self, at: str, kind: str, *, game=None, board=None, userid=None, detail=None):
@@ -902,13 +958,43 @@ class Store:
 
     # -- outbox --------------------------------------------------------------------
 
-    def outbox_add(self, *, created_at, kind, recipients, envelope_from, message_id, message) -> int:
+    def outbox_add(self, *, created_at, kind, recipients, envelope_from, message_id, message,
+                   inbox_key=None, userid=None) -> int:
         cursor = self.conn.execute(
             "INSERT INTO outbox (created_at, kind, recipients, envelope_from, message_id, message, "
-            "status, attempts, next_attempt_at) VALUES (?, ?, ?, ?, ?, ?, 'pending', 0, ?)",
-            (created_at, kind, json.dumps(recipients), envelope_from, message_id, message, created_at),
+            "status, attempts, next_attempt_at, inbox_key, userid) "
+            "VALUES (?, ?, ?, ?, ?, ?, 'pending', 0, ?, ?, ?)",
+            (created_at, kind, json.dumps(recipients), envelope_from, message_id, message,
+             created_at, inbox_key, userid),
         )
         return cursor.lastrowid
+
+    def outbox_pending_for(self, inbox_key: str) -> list[int]:
+        """Rows a command queued but whose delivery a crash may have cut short."""
+        return [
+            r["id"]
+            for r in self._rows(
+                "SELECT id FROM outbox WHERE inbox_key = ? AND status IN ('pending', 'sending') "
+                "ORDER BY id",
+                (inbox_key,),
+            )
+        ]
+
+    def outbox_count_to_user(self, userid: str, kinds, since: str) -> int:
+        marks = ",".join("?" * len(kinds))
+        return self._value(
+            f"SELECT count(*) FROM outbox WHERE userid = ? AND created_at >= ? AND kind IN ({marks})",
+            (userid, since, *kinds),
+        )
+
+    def outbox_narrow_recipients(self, row_id: int, recipients, error: str, next_attempt_at: str):
+        """Keep retrying only the addresses the relay deferred; the others are done."""
+        with self.write():
+            self.conn.execute(
+                "UPDATE outbox SET status = 'pending', recipients = ?, attempts = attempts + 1, "
+                "next_attempt_at = ?, last_error = ?, claimed_at = NULL WHERE id = ?",
+                (json.dumps(recipients), next_attempt_at, error, row_id),
+            )
 
     def outbox_claim(self, row_id: int, at: str, stale_before: str):
         """Take a row for delivery; None if another process has it or it is done."""

@@ -177,7 +177,7 @@ def test_multiple_runs_each_line_on_its_own(harness):
 
 def test_multiple_needs_lines_and_stops_at_the_limit(harness):
     assert "No commands found in the message body" in harness.refused("multiple", body="# none")
-    harness.home.joinpath("pbm.ini").write_text("[limits]\nmax_multiple_lines = 2\n")
+    harness.configure("[limits]\nmax_multiple_lines = 2\n")
     result = harness.run("multiple", body="help\nhelp games\nhelp tutorial")
     assert not result.ok
     subjects = [m.subject for _, m in result.queued]

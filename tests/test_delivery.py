@@ -27,7 +27,7 @@ def free_port() -> int:
 @pytest.fixture
 def relay_home(harness):
     port = free_port()
-    harness.home.joinpath("pbm.ini").write_text(
+    harness.configure(
         f"[server]\nbounce_address = bounces@pbm.example\n[smtp]\nhost = 127.0.0.1\nport = {port}\n"
     )
     return harness, port

@@ -100,7 +100,7 @@ def test_selector_errors(boards, command, message):
 
 
 def test_show_is_capped(boards, monkeypatch):
-    boards.home.joinpath("pbm.ini").write_text("[limits]\nmax_show_mails = 2\n")
+    boards.configure("[limits]\nmax_show_mails = 2\n")
     assert "too much mail" in boards.refused("knightpanic show 101 102 103")
     assert "too much mail" in boards.refused("knightpanic show alice bob carol")
     boards.ok("knightpanic show 101 102")

@@ -103,7 +103,7 @@ def test_message_relays_privately(game):
 def test_broadcast_once_a_day_to_the_list(game, clock):
     assert "Broadcasts are not enabled on this server" in game.refused(
         "broadcast alice secret", body="hi")
-    game.home.joinpath("pbm.ini").write_text("[broadcast]\naddress = players@lists.example\n")
+    game.configure("[broadcast]\naddress = players@lists.example\n")
     clock("2026-06-01T10:00:00")
     game.ok("broadcast alice secret", body="Tournament on Friday!")
     mails = game.new_mails()

@@ -72,6 +72,7 @@ def signup(ctx):
         ctx.fail(f'Userid "{userid}" is already taken')
     check_password(ctx, password)
     addresses = parse_addresses(ctx, ctx.args[2:])
+    ctx.check_daily_limit("signup", "signups_per_day", "signups")
     ctx.store.create_user(userid, ctx.password_hash(password), addresses, stamp(ctx.now))
     body = ctx.render("mail/account_created.txt", userid=userid, addresses=addresses)
     subject = f"Account {userid} created"

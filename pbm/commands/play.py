@@ -62,6 +62,7 @@ def challenge(ctx):
             ctx.store.set_inactive_flag(game.name, userid, True)
         ctx.refuse("\n".join(problems), subject="Invalid challenge")
         return
+    ctx.check_daily_limit("challenge", "challenges_per_day", "challenges")
     board = create_board(ctx, game, userids, options)
     for userid in set(userids):
         ctx.store.decrement_seeking(game.name, userid)
@@ -69,7 +70,7 @@ def challenge(ctx):
     first = board.on_move_userid()
     subject = f"New {board.title_name}" + (f" {first}" if first else "")
     subject += " **" if board.row["comment_text"] else ""
-    ctx.announce(board, subject=subject, title=intro, spectator_to_sender=True)
+    ctx.announce(board, subject=subject, title=intro, spectator_to_sender=True, kind="new_board")
 
 
 def create_board(ctx, game, userids, options) -> Board:

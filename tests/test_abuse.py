@@ -1,0 +1,86 @@
+"""Abuse limits (server spec 7): none of them may block normal play."""
+
+from tests.conftest import body_of
+
+
+def test_the_first_command_over_the_hourly_limit_is_answered_then_dropped(harness, clock):
+    harness.configure("[limits]\ncommands_per_hour = 3\n")
+    clock("2026-04-01T10:00:00")
+    for _ in range(3):
+        harness.ok("help games", sender="flood@example.org")
+    clock("2026-04-01T10:20:00")
+    message = harness.refused("help games", sender="flood@example.org")
+    assert "Too many requests from flood@example.org; try again after 2026-04-01 11:00 UTC" in message
+    harness.new_mails()
+    result = harness.run("help games", sender="flood@example.org")
+    assert not result.ok and result.queued == [], "later ones are dropped unanswered"
+    harness.ok("help games", sender="someone.else@example.org")
+    clock("2026-04-01T11:25:00")
+    harness.ok("help games", sender="flood@example.org")
+
+
+def test_multiple_lines_count_one_by_one(harness):
+    harness.configure("[limits]\ncommands_per_hour = 2\n")
+    result = harness.run("multiple", sender="m@example.org", body="help\nhelp games\nhelp tutorial")
+    subjects = [m.subject for _, m in result.queued]
+    assert subjects == ["Help commands", "Help games", "PBM error"]
+
+
+def test_signups_per_day(harness, clock):
+    harness.configure("[limits]\nsignups_per_day = 2\n")
+    clock("2026-04-01T10:00:00")
+    harness.ok("signup aa1 secret aa1@example.org", sender="farm@example.org")
+    harness.ok("signup aa2 secret aa2@example.org", sender="farm@example.org")
+    message = harness.refused("signup aa3 secret aa3@example.org", sender="farm@example.org")
+    assert "Too many signups from farm@example.org today; try again after 2026-04-02 10:00 UTC" in message
+    harness.ok("signup bb1 secret", sender="honest@example.org")
+    clock("2026-04-02T10:01:00")
+    harness.ok("signup aa3 secret aa3@example.org", sender="farm@example.org")
+
+
+def test_password_guessing_is_locked_per_userid_and_sender(harness, clock):
+    harness.configure("[limits]\nfailed_logins_per_hour = 3\n")
+    harness.signup("alice", "bob")
+    harness.ok("knightpanic challenge alice bob")
+    clock("2026-04-01T10:00:00")
+    for guess in ("a", "b", "c"):
+        assert "Invalid password entered" in harness.refused(
+            f"knightpanic move 101 alice guess{guess} c1-e5", sender="evil@example.org")
+    message = harness.refused("knightpanic move 101 alice secret c1-e5", sender="evil@example.org")
+    assert "Too many failed password attempts for alice; try again after 2026-04-01 11:00 UTC" in message
+    harness.ok("knightpanic move 101 alice secret c1-e5", sender="alice@example.org")
+    harness.ok("knightpanic move 101 bob secret g7-e3", sender="evil@example.org")
+    clock("2026-04-01T11:00:01")
+    harness.ok("knightpanic move 101 alice secret a1-c5", sender="evil@example.org")
+
+
+def test_unknown_userids_count_as_failures_too(harness):
+    harness.configure("[limits]\nfailed_logins_per_hour = 2\n")
+    for _ in range(2):
+        assert "Invalid userid entered" in harness.refused("add ghost pw12 a@b.org", sender="x@y.org")
+    assert "Too many failed password attempts for ghost" in harness.refused(
+        "add ghost pw12 a@b.org", sender="x@y.org")
+
+
+def test_challenges_per_day(harness):
+    harness.configure("[limits]\nchallenges_per_day = 2\n")
+    harness.signup("alice", "bob")
+    harness.ok("knightpanic challenge alice bob", sender="spam@example.org")
+    harness.ok("knightpanic challenge alice bob", sender="spam@example.org")
+    assert "Too many challenges from spam@example.org today" in harness.refused(
+        "knightpanic challenge alice bob", sender="spam@example.org")
+    harness.ok("knightpanic challenge alice bob", sender="alice@example.org")
+
+
+def test_unasked_mail_to_a_user_is_capped_but_play_goes_on(harness):
+    harness.configure("[limits]\nmails_per_user_per_day = 3\n")
+    harness.signup("alice", "bob", "mallory")
+    harness.ok("knightpanic challenge alice bob")
+    harness.new_mails()
+    for n in range(5):
+        harness.ok("message mallory secret alice", sender="mallory@example.org", body=f"spam {n}")
+    to_alice = [m for m in harness.new_mails("alice@example.org")]
+    assert [body_of(m).split("\n")[2] for m in to_alice] == ["spam 0", "spam 1"]
+    harness.ok("knightpanic move 101 alice secret c1-e5")
+    assert [m["Subject"] for m in harness.new_mails("alice@example.org")] == [
+        "KnightPanic Board 101 bob"]
