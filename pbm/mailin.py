@@ -22,6 +22,8 @@ READ_CHUNK = 65536
 
 log = logging.getLogger("pbm.mailin")
 
+MESSAGE_ID_RE = re.compile(r"<([^<>\s]{1,250})>")
+CONTROL_RE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 ADDR_SPEC_RE = re.compile(r"[^\s@<>()\[\],;:\"]+@[A-Za-z0-9.-]+")
 TITLE_RE = re.compile(
     r"^(?:(?:Summary|Preview|Replay|Submit|Nag|Subscription Summary|Notification) of \S+ Board"
@@ -121,7 +123,8 @@ def _is_reply_header(lines, i) -> bool:
 
 def strip_body(text: str) -> list[str]:
     """The sender's own words: cut at signatures, quoted replies and our own mail text."""
-    lines = [line.rstrip() for line in text.replace("\r\n", "\n").replace("\r", "\n").split("\n")]
+    text = CONTROL_RE.sub("", text.replace("\r\n", "\n").replace("\r", "\n"))
+    lines = [line.rstrip() for line in text.split("\n")]
     kept = []
     for i, line in enumerate(lines):
         trimmed = line.strip()
@@ -190,9 +193,14 @@ def loop_reason(message, envelope_sender, config) -> str | None:
     return None
 
 
+def message_id_of(message) -> str | None:
+    """The Message-ID's <token> only: nothing else of the header travels on."""
+    match = MESSAGE_ID_RE.search(_header(message, "Message-ID"))
+    return match.group(1) if match else None
+
+
 def message_key(message, raw: bytes) -> str:
-    message_id = _header(message, "Message-ID").strip().strip("<>").strip()
-    return message_id or "sha256:" + hashlib.sha256(raw).hexdigest()
+    return message_id_of(message) or "sha256:" + hashlib.sha256(raw).hexdigest()
 
 
 def read_limited(stream, limit: int):
@@ -233,7 +241,7 @@ def handle(server, raw: bytes, size: int, envelope_sender: str | None):
         return None
     key = message_key(message, raw)
     subject = _header(message, "Subject")
-    message_id = _header(message, "Message-ID").strip() or None
+    message_id = f"<{message_id_of(message)}>" if message_id_of(message) else None
     if too_large:
         return server.refuse_message(
             Request(text=subject, sender=sender, key=key, message_id=message_id),

@@ -1,0 +1,97 @@
+"""Fuzzing with hypothesis: the mail parser and every game's move parser raise nothing but
+their documented refusals."""
+
+import random
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from pbm.dispatch import open_server
+from pbm.game import MoveError
+from pbm.mailin import body_text, handle, html_to_text, strip_body
+from pbm.plugins import get_games
+from pbm.testing import random_game
+
+HEADER_NAMES = ["From", "Reply-To", "Subject", "Message-ID", "Content-Type",
+                "Content-Transfer-Encoding", "MIME-Version", "Auto-Submitted", "Return-Path",
+                "X-Junk", "List-Id", "Precedence"]
+CONTENT_TYPES = ["text/plain", "text/html", "multipart/mixed; boundary=b",
+                 "multipart/alternative", "message/rfc822", "text/plain; charset=x-bad",
+                 "application/octet-stream", "multipart/report; report-type=delivery-status"]
+
+header_value = st.one_of(
+    st.text(max_size=80),
+    st.sampled_from(CONTENT_TYPES),
+    st.sampled_from(["a@b.example", "<>", "Name <x@y.example>", "=?utf-8?q?help?=",
+                     "knightpanic show 101", "help games", "=?bad?x?zz?="]),
+)
+structured_mail = st.builds(
+    lambda headers, body: (
+        "".join(f"{name}: {value}\r\n" for name, value in headers) + "\r\n" + body
+    ).encode("utf-8", "surrogatepass"),
+    st.lists(st.tuples(st.sampled_from(HEADER_NAMES), header_value), max_size=10),
+    st.text(max_size=400),
+)
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(raw=st.one_of(st.binary(max_size=2000), structured_mail))
+def test_the_mail_pipeline_never_raises(harness, raw):
+    with open_server(harness.config) as server:
+        result = handle(server, raw, len(raw), None)
+    assert result is None or result.ok in (True, False)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(max_size=500))
+def test_body_extraction_never_raises(text):
+    lines = strip_body(text)
+    assert all("\n" not in line for line in lines)
+    assert isinstance(html_to_text(text), str)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.binary(max_size=600))
+def test_any_bytes_give_a_body_text(raw):
+    import email
+    import email.policy
+
+    message = email.message_from_bytes(raw, policy=email.policy.default)
+    assert isinstance(body_text(message), str)
+
+
+def reachable_states(game, count, seed):
+    """States met in random games: starts, middles and ends."""
+    rng = random.Random(seed)
+    states = []
+    for players in range(game.min_players, game.max_players + 1):
+        options = game.parse_options({}, players)
+        for _ in range(count):
+            moves, _ = random_game(game, options, players, rng.randrange(10**9),
+                                   max_plies=rng.randrange(0, 60))
+            state = game.initial_state(options, players, 0)
+            for move in moves:
+                state = game.apply_move(state, game.to_move(state), move)
+            states.append(state)
+    return states
+
+
+@settings(max_examples=150, deadline=None)
+@given(text=st.one_of(st.text(max_size=40), st.from_regex(r"[a-zA-Z]{1,2}[0-9]{1,2}([-x*:,+][a-zA-Z]{0,2}[0-9]{0,2}){0,3}", fullmatch=True)),
+       pick=st.integers(0, 10**6))
+def test_every_games_move_parser_raises_only_move_error(text, pick):
+    for name, game in get_games().items():
+        states = _STATES.setdefault(name, reachable_states(game, 4, len(name)))
+        state = states[pick % len(states)]
+        seat = game.to_move(state)
+        if seat is None:
+            continue
+        try:
+            canonical = game.parse_move(state, seat, text)
+        except MoveError as error:
+            assert str(error), name
+            continue
+        assert canonical in set(game.legal_moves(state, seat)), (name, text, canonical)
+
+
+_STATES: dict = {}
