@@ -7,7 +7,7 @@ INSTALLED := $(VENV)/.installed
 TEST_INSTALLED := $(VENV)/.installed-test
 DEMO_HOME := $(CURDIR)/.demo-home
 
-.PHONY: demo test install clean
+.PHONY: demo test stress install clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -29,6 +29,12 @@ demo: $(INSTALLED)
 
 test: $(TEST_INSTALLED)
 	$(BIN)/python -m pytest
+
+# The reliability suite at full size: 400 racing messages, 60 kills, 10x the fuzzing.
+stress: $(TEST_INSTALLED)
+	PBM_STRESS=1 $(BIN)/python -m pytest -q -s tests/test_concurrency.py tests/test_crashes.py \
+		tests/test_hostile.py tests/test_fuzz.py tests/test_delivery_faults.py tests/test_abuse.py \
+		tests/test_grammar.py
 
 clean:
 	rm -rf $(VENV) $(DEMO_HOME) .pytest_cache .hypothesis *.egg-info

@@ -17,6 +17,8 @@ from pbm.mailin import comment_from, strip_body
 from pbm.plugins import pm
 
 ROOT = Path(__file__).resolve().parent.parent
+# `make stress` sets PBM_STRESS=1: more processes, kills and fuzzing examples.
+STRESS_FACTOR = 10 if os.environ.get("PBM_STRESS") else 1
 
 
 def register(module, name):

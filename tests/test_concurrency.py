@@ -20,9 +20,9 @@ import games.knightpanic
 from pbm.cli import cli
 from pbm.storage import Store
 from pbm.testing import random_game
-from tests.conftest import GENEROUS_LIMITS, ROOT
+from tests.conftest import GENEROUS_LIMITS, ROOT, STRESS_FACTOR
 
-STRESS = bool(os.environ.get("PBM_STRESS"))
+STRESS = STRESS_FACTOR > 1
 BOARDS = 8 if STRESS else 4
 PLIES = 10 if STRESS else 5  # 5 messages a ply: 400 messages under stress, 100 otherwise
 WORKERS = 8

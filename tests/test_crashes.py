@@ -17,10 +17,10 @@ import games.knightpanic
 from pbm.cli import cli
 from pbm.storage import Store
 from pbm.testing import random_game
-from tests.conftest import GENEROUS_LIMITS, ROOT
+from tests.conftest import GENEROUS_LIMITS, ROOT, STRESS_FACTOR
 from tests.test_concurrency import message, run_handler
 
-KILLS = 60 if os.environ.get("PBM_STRESS") else 8
+KILLS = 60 if STRESS_FACTOR > 1 else 8
 
 
 def state_of(home, number, key):

@@ -11,6 +11,7 @@ from pbm.game import MoveError
 from pbm.mailin import body_text, handle, html_to_text, strip_body
 from pbm.plugins import get_games
 from pbm.testing import random_game
+from tests.conftest import STRESS_FACTOR
 
 HEADER_NAMES = ["From", "Reply-To", "Subject", "Message-ID", "Content-Type",
                 "Content-Transfer-Encoding", "MIME-Version", "Auto-Submitted", "Return-Path",
@@ -34,7 +35,7 @@ structured_mail = st.builds(
 )
 
 
-@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=120 * STRESS_FACTOR, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(raw=st.one_of(st.binary(max_size=2000), structured_mail))
 def test_the_mail_pipeline_never_raises(harness, raw):
     with open_server(harness.config) as server:
@@ -42,7 +43,7 @@ def test_the_mail_pipeline_never_raises(harness, raw):
     assert result is None or result.ok in (True, False)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300 * STRESS_FACTOR, deadline=None)
 @given(st.text(max_size=500))
 def test_body_extraction_never_raises(text):
     lines = strip_body(text)
@@ -50,7 +51,7 @@ def test_body_extraction_never_raises(text):
     assert isinstance(html_to_text(text), str)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200 * STRESS_FACTOR, deadline=None)
 @given(st.binary(max_size=600))
 def test_any_bytes_give_a_body_text(raw):
     import email
@@ -76,7 +77,7 @@ def reachable_states(game, count, seed):
     return states
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=150 * STRESS_FACTOR, deadline=None)
 @given(text=st.one_of(st.text(max_size=40), st.from_regex(r"[a-zA-Z]{1,2}[0-9]{1,2}([-x*:,+][a-zA-Z]{0,2}[0-9]{0,2}){0,3}", fullmatch=True)),
        pick=st.integers(0, 10**6))
 def test_every_games_move_parser_raises_only_move_error(text, pick):

@@ -14,6 +14,7 @@ from pbm.grammar import (
     split_guard,
 )
 from pbm.plugins import get_games
+from tests.conftest import STRESS_FACTOR
 
 GAMES = get_games()
 
@@ -136,7 +137,7 @@ def test_board_tokens():
     assert parse_board("x101") is None
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=400 * STRESS_FACTOR, deadline=None)
 @given(st.text(max_size=120))
 def test_the_parser_only_raises_grammar_errors(text):
     try:
