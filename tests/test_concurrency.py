@@ -7,7 +7,6 @@ accepted move produced exactly one mail per recipient. `make stress` runs it big
 
 import email
 import email.policy
-import os
 import random
 import subprocess
 import sys

@@ -4,7 +4,6 @@ The database must open, pass PRAGMA integrity_check, and hold either a command's
 change with its outgoing mail or none of it; delivering the same message again must give
 the result of one delivery. `make stress` kills more (PBM_STRESS=1)."""
 
-import os
 import random
 import signal
 import subprocess

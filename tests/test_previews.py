@@ -16,7 +16,7 @@ def game(harness):
 
 
 def only_reply(harness, command):
-    result = harness.ok(command, sender="watcher@example.org")
+    harness.ok(command, sender="watcher@example.org")
     [mail] = harness.new_mails()
     assert mail["To"] == "watcher@example.org"
     return mail

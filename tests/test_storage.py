@@ -5,7 +5,6 @@ import json
 import re
 from pathlib import Path
 
-from pbm.config import Config
 from pbm.position import replay
 from pbm.storage import Store
 from tests.conftest import ROOT
