@@ -264,3 +264,24 @@ def ratings_rebuild(obj, games):
     finally:
         store.close()
     click.echo(f"{count} rated results replayed for {', '.join(chosen) or 'no game'}")
+
+
+@cli.command()
+@click.option("--host", help="Address to listen on (default [listen] host, 127.0.0.1).")
+@click.option("--port", type=int, help="Port to listen on (default [listen] port, 2525).")
+@click.pass_obj
+def serve(obj, host, port):
+    """Receive mail over SMTP and answer it, like mail_handler.py, until stopped."""
+    from .dispatch import TransientError
+    from .mailin import setup_logging
+    from .serve import serve as run_service
+
+    config = obj["config"]
+    setup_logging(config)
+    host = host or config.get("listen.host")
+    port = port or config.number("listen.port")
+    try:
+        run_service(config, host, port, ready=lambda: print(
+            f"pbm serve: listening on {host}:{port}", flush=True))
+    except TransientError as error:
+        raise click.ClickException(f"cannot start: {error}")

@@ -259,7 +259,7 @@ def handle(server, raw: bytes, size: int, envelope_sender: str | None):
     return server.execute(request)
 
 
-def _setup_logging(config):
+def setup_logging(config):
     log_dir = config.home / "log"
     try:
         log_dir.mkdir(parents=True, exist_ok=True)
@@ -278,7 +278,7 @@ def main(argv=None) -> int:
     from .dispatch import is_transient, open_server
 
     config = Config.load()
-    _setup_logging(config)
+    setup_logging(config)
     try:
         raw, size = read_limited(sys.stdin.buffer, config.number("limits.max_message_bytes"))
         with open_server(config) as server:

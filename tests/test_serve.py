@@ -1,0 +1,93 @@
+"""`pbm serve`: mail over SMTP, answered exactly as through mail_handler.py."""
+
+import email
+import email.policy
+import signal
+import smtplib
+import subprocess
+import sys
+from email.message import EmailMessage
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from pbm.cli import cli
+from tests.conftest import GENEROUS_LIMITS, ROOT
+from tests.test_delivery import free_port
+
+PBM = Path(sys.executable).parent / "pbm"
+
+
+@pytest.fixture
+def service(project_env, tmp_path):
+    home = tmp_path / "home"
+    runner = CliRunner()
+    assert runner.invoke(cli, ["--home", str(home), "init"]).exit_code == 0
+    (home / "pbm.ini").write_text(GENEROUS_LIMITS + "[limits]\nmax_message_bytes = 50000\n")
+    for userid in ("alice", "bob"):
+        runner.invoke(cli, ["--home", str(home), "signup", userid, "secret", f"{userid}@example.org"])
+    port = free_port()
+    process = subprocess.Popen(
+        [str(PBM), "--home", str(home), "serve", "--port", str(port)],
+        env=project_env, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )
+    line = process.stdout.readline().decode()
+    assert "listening on 127.0.0.1" in line, process.stderr.read().decode()
+    yield home, port
+    process.send_signal(signal.SIGTERM)
+    assert process.wait(timeout=20) == 0
+
+
+def command(subject, sender="alice@example.org", to="pbm@localhost", body="hello"):
+    mail = EmailMessage()
+    mail["From"] = sender
+    mail["To"] = to
+    mail["Subject"] = subject
+    mail.set_content(body)
+    return mail
+
+
+def outbox(home):
+    folder = home / "outbox" / "new"
+    return [email.message_from_bytes(p.read_bytes(), policy=email.policy.default)
+            for p in sorted(folder.iterdir())]
+
+
+def test_moves_over_smtp_are_answered(service):
+    home, port = service
+    before = len(outbox(home))
+    with smtplib.SMTP("127.0.0.1", port, timeout=30) as client:
+        client.send_message(command("knightpanic challenge alice bob"))
+        client.send_message(command("knightpanic move 101 alice secret c1-e5", body="over SMTP"))
+    mails = outbox(home)[before:]
+    subjects = sorted(m["Subject"] for m in mails)
+    assert subjects == ["KnightPanic Board 101 bob **", "KnightPanic Board 101 bob **",
+                        "New KnightPanic Board 101 alice **", "New KnightPanic Board 101 alice **"]
+    assert "alice writes:\nover SMTP" in mails[-1].get_content()
+
+
+def test_plus_tokens_are_ours_other_recipients_are_refused(service):
+    home, port = service
+    with smtplib.SMTP("127.0.0.1", port, timeout=30) as client:
+        refused = client.send_message(command("help", to="pbm+abc123@localhost"))
+        assert refused == {}
+        with pytest.raises(smtplib.SMTPRecipientsRefused) as error:
+            client.send_message(command("help", to="someone@else.example"))
+        assert error.value.recipients["someone@else.example"][0] == 550
+
+
+def test_too_large_is_refused_with_552(service):
+    home, port = service
+    with smtplib.SMTP("127.0.0.1", port, timeout=30) as client:
+        with pytest.raises(smtplib.SMTPResponseException) as error:
+            client.send_message(command("help", body="x" * 60000))
+    assert error.value.smtp_code == 552
+
+
+def test_serve_refuses_to_start_without_a_database(project_env, tmp_path):
+    result = subprocess.run(
+        [str(PBM), "--home", str(tmp_path / "none"), "serve", "--port", str(free_port())],
+        env=project_env, cwd=ROOT, capture_output=True, timeout=30,
+    )
+    assert result.returncode != 0 and b"pbm init" in result.stderr
