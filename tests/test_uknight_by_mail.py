@@ -1,0 +1,116 @@
+"""A complete Uknight game played by mail through mail_handler.py: pie swap, a pass, a win."""
+
+import email
+import email.policy
+import itertools
+import subprocess
+import sys
+from email.message import EmailMessage
+
+from click.testing import CliRunner
+
+from pbm.cli import cli
+from tests.conftest import ROOT
+
+OPENING = "a3"  # alice's first placement as White; bob answers by swapping
+# After the swap alice plays Black and moves first; bob, now White, unites White's stones.
+BLACK_MOVES = "D4 D5 E4 C3 C2 E5 B4 A1 C4 A5 C5 D7 D6 pass".split()
+WHITE_MOVES = "B2 C1 B3 D2 E2 B5 C6 C7 E8 F8 G9 F3 G4 H5".split()
+PASSWORDS = {"alice": "pw-alice", "bob": "pw-bob"}
+message_numbers = itertools.count(1)
+
+
+def send(env, sender, subject):
+    message = EmailMessage()
+    message["From"] = sender
+    message["To"] = "pbm@localhost"
+    message["Subject"] = subject
+    message["Message-ID"] = f"<uknight-{next(message_numbers)}@test.example>"
+    message.set_content("\n")
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "mail_handler.py")],
+        input=message.as_bytes(),
+        env=env,
+        cwd=ROOT,
+        capture_output=True,
+        timeout=60,
+    )
+    assert result.returncode == 0, result.stderr.decode()
+
+
+def inbox(home, seen):
+    by_address = {}
+    for path in sorted((home / "outbox" / "new").iterdir()):
+        if path.name in seen:
+            continue
+        seen.add(path.name)
+        message = email.message_from_bytes(path.read_bytes(), policy=email.policy.default)
+        by_address.setdefault(str(message["To"]), []).append(message)
+    return by_address
+
+
+def move(env, userid, text):
+    send(env, f"{userid}@example.org", f"uknight move 101 {userid} {PASSWORDS[userid]} {text}")
+
+
+def test_full_uknight_game_by_mail(project_env, tmp_path):
+    env = dict(project_env, PBM_LOAD_PLUGINS="uknight")
+    home = tmp_path / "home"
+    assert CliRunner().invoke(cli, ["--home", str(home), "init"]).exit_code == 0
+    seen = set()
+    send(env, "alice@example.org", "signup alice pw-alice")
+    send(env, "bob@example.org", "signup bob pw-bob")
+    send(env, "alice@example.org", "uknight challenge alice bob -size=5")
+    got = inbox(home, seen)
+    new_board = got["alice@example.org"][-1]
+    assert new_board["Subject"] == "New Uknight Board 101 alice"
+    body = new_board.get_content()
+    assert "Options: -size=5" in body
+    assert "Phase 1, axes 0 of 4 (White 0, Black 0)" in body
+    assert "  5   w   .   .   b   E" in body
+
+    move(env, "alice", "pass")
+    [refusal] = inbox(home, seen)["alice@example.org"]
+    assert "Uknight does not allow passing" in refusal.get_content()
+
+    move(env, "alice", f"{OPENING}#1")
+    got = inbox(home, seen)
+    assert got["bob@example.org"][0]["Subject"] == "Uknight Board 101 bob"
+    assert "Last turn (White): placed A3." in got["bob@example.org"][0].get_content()
+
+    send(env, "bob@example.org", "uknight swap 101 bob pw-bob #2")
+    got = inbox(home, seen)
+    body = got["alice@example.org"][0].get_content()
+    assert "bob has swapped sides." in body
+    assert "   White        Black\n   bob          alice" in body
+    assert "It is alice's turn." in body
+
+    move(env, "alice", "D4,rem")
+    [refusal] = inbox(home, seen)["alice@example.org"]
+    assert "a removal can only come before the action" in refusal.get_content()
+
+    plies = [("alice", black) for black in BLACK_MOVES]
+    plies = [ply for pair in zip(plies, [("bob", white) for white in WHITE_MOVES]) for ply in pair]
+    for number, (mover, text) in enumerate(plies, start=3):
+        move(env, mover, f"{text}#{number}")
+        got = inbox(home, seen)
+        assert sorted(got) == ["alice@example.org", "bob@example.org"], (number, text)
+        body = got[f"{mover}@example.org"][0].get_content()
+        if text == "D7":
+            assert "Last turn (Black): placed D7, which became a double." in body
+            assert "Phase 1, axes 1 of 4 (White 0, Black 1)" in body
+        if text == "pass":
+            assert "Last turn was a full pass (Black)." in body
+
+    for [mail] in got.values():
+        assert mail["Subject"] == "Uknight Board 101"
+        body = mail.get_content()
+        assert "Game won by bob." in body
+        assert "(White's stones form a single group)" in body
+        assert "Last turn (White): placed H5." in body
+        assert "  9   w   .   .  [w]  I" in body
+        assert "   1 A3         2 swap" in body and "  29 pass      30 H5" in body
+
+    move(env, "alice", "A2")
+    [refusal] = inbox(home, seen)["alice@example.org"]
+    assert "The game has ended" in refusal.get_content()
