@@ -1,7 +1,9 @@
 """Knight Panic (Cameron Browne, 2009): move chess knights, trap one of the opponent's.
 
 Coordinates are doubled (spec section 1): files a c e g i k m and ranks 1 3 5 ... name
-the cells; a point is stored as [X, Y, level] with X = letter - 'a', Y = number - 1.
+the cells; the letters and numbers in between (b d f ..., 2 4 6 ...) name the raised
+points of the 3D variant. A piece is stored as [X, Y, level, seat] with X = letter - 'a',
+Y = number - 1; the 2D game keeps every piece on level 1.
 """
 
 import re
@@ -12,6 +14,15 @@ from pbm.game import BaseGame, MoveError, OptionError, Outcome, format_option
 WHITE, BLACK = 0, 1
 SYMBOLS = ("o", "x")
 KNIGHT_STEPS = ((2, 4), (4, 2), (-2, 4), (-4, 2), (2, -4), (4, -2), (-2, -4), (-4, -2))
+DIAGONALS = ((-1, -1), (-1, 1), (1, -1), (1, 1))  # so that points come sorted by name
+# Spec 5.3: a knight jumps any distance sqrt(5), cells 1 apart and levels sqrt(2)/2 apart,
+# so a doubled offset (dX, dY) with level change dk satisfies dX^2 + dY^2 + 2 dk^2 = 20.
+# The flat steps come first so that 2D move lists keep their order.
+LEVEL_CHANGES = (
+    {step: (0,) for step in KNIGHT_STEPS}
+    | {(3 * dx, 3 * dy): (1, -1) for dx, dy in DIAGONALS}
+    | {(dx, dy): (3, -3) for dx, dy in DIAGONALS}
+)
 MOVE_RE = re.compile(r"([a-z])(\d{1,2})-([a-z])(\d{1,2})")
 
 SETUP_ROWS = {  # White's rows from the bottom; Black's mirror them
@@ -27,6 +38,97 @@ FLAG_PAIRS = (("2d", "3d"), ("mover_wins", "mover_loses"), ("lose_no_move", "win
 
 def cell_name(x: int, y: int) -> str:
     return f"{chr(ord('a') + x)}{y + 1}"
+
+
+def highest_fillable_level(piece_count: int) -> int:
+    """A knight on level k stands on a pyramid of k^2 + ... + 4 + 1 knights, itself included."""
+    level = 1
+    while sum(k * k for k in range(1, level + 2)) <= piece_count:
+        level += 1
+    return level
+
+
+def _joined(words: list[str]) -> str:
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
+
+
+class Board:
+    """The pieces of a state by point (x, y, level), with the move rules of spec 3 and 5."""
+
+    def __init__(self, state):
+        options = state["options"]
+        self.size = options["size"]
+        self.three_d = options["3d"]
+        self.top_level = self.size if self.three_d else 1
+        self.owner = {(x, y, level): seat for x, y, level, seat in state["pieces"]}
+        self.highest = {}
+        for x, y, level, _seat in state["pieces"]:
+            self.highest[(x, y)] = max(level, self.highest.get((x, y), 0))
+
+    def exists(self, x, y, level) -> bool:
+        low, high = level - 1, 2 * self.size - 1 - level
+        return (
+            1 <= level <= self.top_level
+            and x % 2 == y % 2 == (level - 1) % 2
+            and low <= x <= high
+            and low <= y <= high
+        )
+
+    def names_a_point(self, x, y) -> bool:
+        return any(self.exists(x, y, level) for level in (1, 2))
+
+    def lowest_empty(self, x, y) -> int | None:
+        # The pieces at one (X, Y) fill its levels from the bottom without gaps: a piece two
+        # levels up rests on four pieces that all rest on the one below.
+        top = self.highest.get((x, y))
+        level = top + 2 if top else 1 + x % 2
+        return level if self.exists(x, y, level) else None
+
+    @staticmethod
+    def supports(x, y, level) -> list[tuple[int, int, int]]:
+        return [(x + dx, y + dy, level - 1) for dx, dy in DIAGONALS]
+
+    def resting_on(self, x, y, level) -> list[tuple[int, int, int]]:
+        above = [(x + dx, y + dy, level + 1) for dx, dy in DIAGONALS]
+        return [point for point in above if point in self.owner]
+
+    def pinned(self, point) -> bool:
+        return bool(self.resting_on(*point))
+
+    def empty_supports(self, point, leaving) -> list[tuple[int, int, int]]:
+        """The points under a raised point that are empty once the piece on leaving has left."""
+        if point[2] == 1:
+            return []
+        return [s for s in self.supports(*point) if s not in self.owner or s == leaving]
+
+    def targets(self, point):
+        """The points the unpinned piece on point can jump to."""
+        x, y, level = point
+        for (dx, dy), changes in LEVEL_CHANGES.items():
+            tx, ty = x + dx, y + dy
+            target_level = self.lowest_empty(tx, ty)
+            if target_level is None or target_level - level not in changes:
+                continue
+            target = (tx, ty, target_level)
+            if not self.empty_supports(target, leaving=point):
+                yield target
+
+    def pieces_of(self, seat) -> list[tuple[int, int, int]]:
+        return sorted(point for point, owner in self.owner.items() if owner == seat)
+
+    def stuck(self, seat) -> list[tuple[int, int, int]]:
+        return [
+            point
+            for point in self.pieces_of(seat)
+            if not self.pinned(point) and next(self.targets(point), None) is None
+        ]
+
+    def all_pinned(self, seat) -> bool:
+        return all(self.pinned(point) for point in self.pieces_of(seat))
+
+    def label(self, point) -> str:
+        x, y, level = point
+        return cell_name(x, y) if level == 1 else f"{cell_name(x, y)} (level {level})"
 
 
 class KnightPanic(BaseGame):
@@ -59,8 +161,6 @@ class KnightPanic(BaseGame):
             if all(flag in raw for flag in pair):
                 raise self._option_error(shown, f"give only one of -{pair[0]} and -{pair[1]}")
             options[pair[1]] = name == pair[1]
-        if options["3d"]:
-            raise self._option_error("-3d", "the 3D variant is not available on this server yet")
         return options
 
     def _option_error(self, shown, reason):
@@ -93,127 +193,219 @@ class KnightPanic(BaseGame):
             return None
         return Outcome(winners=(state["winner"],), reason=state["reason"])
 
-    # -- geometry ------------------------------------------------------------------
-
-    @staticmethod
-    def _span(state) -> int:
-        return 2 * state["options"]["size"] - 2
-
-    def _on_board(self, state, x, y) -> bool:
-        return 0 <= x <= self._span(state) and 0 <= y <= self._span(state) and x % 2 == y % 2 == 0
-
-    @staticmethod
-    def _occupancy(state) -> dict:
-        return {(x, y): seat for x, y, _level, seat in state["pieces"]}
-
-    def _targets(self, state, occupied, x, y):
-        for dx, dy in KNIGHT_STEPS:
-            tx, ty = x + dx, y + dy
-            if self._on_board(state, tx, ty) and (tx, ty) not in occupied:
-                yield tx, ty
-
-    def _immobile(self, state, occupied, seat) -> list[str]:
-        return [
-            cell_name(x, y)
-            for (x, y), owner in sorted(occupied.items())
-            if owner == seat and next(self._targets(state, occupied, x, y), None) is None
-        ]
-
     # -- moves ---------------------------------------------------------------------
 
-    def _cell(self, state, letter, number) -> tuple[int, int]:
+    def _coordinates(self, state, board, letter, number) -> tuple[int, int]:
         x, y = ord(letter) - ord("a"), int(number) - 1
-        if not self._on_board(state, x, y):
+        if board.names_a_point(x, y):
+            return x, y
+        if not board.three_d:
             raise MoveError(
                 f'"{letter}{number}" is not a cell of this board; the files are '
                 f"{' '.join(self.files(state))} and the ranks {' '.join(self.ranks(state))}"
             )
-        return x, y
+        raise MoveError(
+            f'"{letter}{number}" is not a point of this board; the cells are files '
+            f"{' '.join(self.files(state))} with ranks {' '.join(self.ranks(state))}, and the "
+            f"raised points letters {' '.join(self.files(state, 2))} with numbers "
+            f"{' '.join(self.ranks(state, 2))}"
+        )
 
     def parse_move(self, state, seat, text):
+        board = Board(state)
         match = MOVE_RE.fullmatch(text.strip().lower())
         if not match:
+            if board.three_d:
+                raise MoveError(
+                    f'Invalid move "{text}": write the knight\'s start and end points as '
+                    "from-to, e.g. a1-c5, or e1-b4 to jump onto level 2"
+                )
             raise MoveError(
                 f'Invalid move "{text}": write the knight\'s start and end cells as from-to, '
                 "e.g. a1-c5"
             )
-        start = self._cell(state, match.group(1), match.group(2))
-        end = self._cell(state, match.group(3), match.group(4))
-        occupied = self._occupancy(state)
+        start = self._coordinates(state, board, match.group(1), match.group(2))
+        end = self._coordinates(state, board, match.group(3), match.group(4))
         canonical = f"{cell_name(*start)}-{cell_name(*end)}"
-        if occupied.get(start) != seat:
-            raise MoveError(
-                f'Invalid move "{canonical}": there is no {self.player_names[seat]} knight on '
-                f"{cell_name(*start)}"
+
+        def refuse(reason):
+            return MoveError(f'Invalid move "{canonical}": {reason}')
+
+        origin = self._origin(board, seat, start, refuse)
+        resting = board.resting_on(*origin)
+        if resting:
+            riders = _joined(
+                [f"{self.player_names[board.owner[p]]}'s knight on {board.label(p)}"
+                 for p in resting]
             )
-        if (end[0] - start[0], end[1] - start[1]) not in KNIGHT_STEPS:
-            raise MoveError(
-                f'Invalid move "{canonical}": a knight moves two squares one way and one the '
-                "other; write from-to, e.g. a1-c5"
+            raise refuse(
+                f"{self.player_names[seat]}'s knight on {board.label(origin)} is pinned: "
+                f"{riders} {'rests' if len(resting) == 1 else 'rest'} on it, and a pinned "
+                "knight cannot move"
             )
-        if end in occupied:
-            raise MoveError(f'Invalid move "{canonical}": {cell_name(*end)} is occupied')
+        target = self._target(board, origin, end, refuse)
+        empty = board.empty_supports(target, leaving=origin)
+        if empty:
+            under = _joined([cell_name(x, y) for x, y, _level in board.supports(*target)])
+            raise refuse(
+                f"{board.label(target)} is not supported: "
+                f"{_joined([cell_name(x, y) for x, y, _level in empty])} on level "
+                f"{target[2] - 1} {'is' if len(empty) == 1 else 'are'} empty, and a knight "
+                f"can only stand there when all four points under it ({under}) are occupied"
+            )
         return canonical
+
+    def _origin(self, board, seat, start, refuse) -> tuple[int, int, int]:
+        """FROM names the highest occupied point with its coordinates (spec 5.2)."""
+        level = board.highest.get(start)
+        colour = self.player_names[seat]
+        if level is None:
+            raise refuse(f"there is no {colour} knight on {cell_name(*start)}")
+        origin = (*start, level)
+        owner = board.owner[origin]
+        if owner == seat:
+            return origin
+        if seat in (board.owner.get((*start, lower)) for lower in range(1, level)):
+            raise refuse(
+                f"the highest knight on {cell_name(*start)} (level {level}) is "
+                f"{self.player_names[owner]}'s; the {colour} knight under it is pinned"
+            )
+        raise refuse(f"there is no {colour} knight on {cell_name(*start)}")
+
+    def _target(self, board, origin, end, refuse) -> tuple[int, int, int]:
+        """TO names the lowest empty point with its coordinates (spec 5.2)."""
+        x, y, level = origin
+        changes = LEVEL_CHANGES.get((end[0] - x, end[1] - y))
+        name = cell_name(*end)
+        if changes is None:
+            raise refuse(self._knight_rule(board))
+        reachable = [level + change for change in changes if board.exists(*end, level + change)]
+        target_level = board.lowest_empty(*end)
+        if target_level in reachable:
+            return (*end, target_level)
+        if not reachable:
+            raise refuse(
+                f"from level {level} this jump cannot land on any level of {name}; "
+                f"{self._knight_rule(board)}"
+            )
+        if target_level is None or target_level > max(reachable):
+            top = board.highest[end]
+            raise refuse(f"{name} is occupied" + (f" up to level {top}" if top > 2 else ""))
+        levels = " or ".join(str(k) for k in reachable)
+        raise refuse(
+            f"from level {level} this jump must land on level {levels}, but the lowest "
+            f"free point {name} is on level {target_level}; {self._knight_rule(board)}"
+        )
+
+    @staticmethod
+    def _knight_rule(board) -> str:
+        if not board.three_d:
+            return (
+                "a knight moves two squares one way and one the other; write from-to, e.g. a1-c5"
+            )
+        return (
+            "a knight jumps 2 letters and 4 numbers (or 4 and 2) on its own level, "
+            "e.g. a1-c5, or 3 letters and 3 numbers one level up or down, e.g. e1-b4 "
+            "onto level 2"
+        )
 
     def legal_moves(self, state, seat):
         if self.to_move(state) != seat:
             return []
-        occupied = self._occupancy(state)
+        board = Board(state)
         return [
             f"{cell_name(x, y)}-{cell_name(tx, ty)}"
-            for (x, y), owner in sorted(occupied.items())
-            if owner == seat
-            for tx, ty in self._targets(state, occupied, x, y)
+            for x, y, level in board.pieces_of(seat)
+            if not board.pinned((x, y, level))
+            for tx, ty, _target_level in board.targets((x, y, level))
         ]
 
     def apply_move(self, state, seat, move):
         match = MOVE_RE.fullmatch(move)
         start = (ord(match.group(1)) - 97, int(match.group(2)) - 1)
         end = (ord(match.group(3)) - 97, int(match.group(4)) - 1)
+        before = Board(state)
+        origin = (*start, before.highest[start])
+        target_level = before.lowest_empty(*end)
         pieces = sorted(
-            [end[0], end[1], level, owner] if (x, y) == start else [x, y, level, owner]
+            [*end, target_level, owner] if (x, y, level) == origin else [x, y, level, owner]
             for x, y, level, owner in state["pieces"]
         )
         new = dict(state, pieces=pieces, to_move=1 - seat, last=move)
-        occupied = self._occupancy(new)
-        theirs = self._immobile(new, occupied, 1 - seat)
-        mine = self._immobile(new, occupied, seat)
-        if theirs and (not mine or not new["options"]["mover_loses"]):
-            new["winner"] = seat
-            new["reason"] = self._trapped(1 - seat, theirs)
-        elif mine:
-            new["winner"] = 1 - seat
-            new["reason"] = self._trapped(seat, mine)
+        self._judge(new, seat)
         return new
 
-    def _trapped(self, seat, cells) -> str:
-        where = " and ".join(cells)
-        knights = "knight" if len(cells) == 1 else "knights"
-        return f"{self.player_names[seat]}'s {knights} on {where} cannot move"
+    def _judge(self, state, mover):
+        """Spec 4 and 5.4: set the winner and the reason if the move ended the game."""
+        board = Board(state)
+        opponent = 1 - mover
+        if state["options"]["win_no_move"]:
+            for seat in (mover, opponent):
+                if board.all_pinned(seat):
+                    state["winner"] = seat
+                    state["reason"] = (
+                        f"all of {self.player_names[seat]}'s knights are pinned, "
+                        "which wins with -win_no_move"
+                    )
+                    return
+        theirs = self._stuck_reason(board, opponent)
+        mine = self._stuck_reason(board, mover)
+        if theirs and (not mine or not state["options"]["mover_loses"]):
+            state["winner"], state["reason"] = mover, theirs
+        elif mine:
+            state["winner"], state["reason"] = opponent, mine
+
+    def _stuck_reason(self, board, seat) -> str:
+        colour = self.player_names[seat]
+        if board.all_pinned(seat):
+            return f"all of {colour}'s knights are pinned"
+        stuck = [board.label(point) for point in board.stuck(seat)]
+        if not stuck:
+            return ""
+        knights = "knight" if len(stuck) == 1 else "knights"
+        return f"{colour}'s {knights} on {' and '.join(stuck)} cannot move"
 
     # -- display ---------------------------------------------------------------------
 
-    def files(self, state) -> list[str]:
-        return [chr(ord("a") + x) for x in range(0, self._span(state) + 1, 2)]
+    def files(self, state, level=1) -> list[str]:
+        return [chr(ord("a") + x) for x in self._coordinate_range(state, level)]
 
-    def ranks(self, state) -> list[str]:
-        return [str(y + 1) for y in range(0, self._span(state) + 1, 2)]
+    def ranks(self, state, level=1) -> list[str]:
+        return [str(y + 1) for y in self._coordinate_range(state, level)]
 
-    def board_rows(self, state) -> list[tuple[str, str]]:
-        """(rank label, row of symbols) from the top (Black's side) down."""
-        occupied = self._occupancy(state)
+    @staticmethod
+    def _coordinate_range(state, level) -> range:
+        return range(level - 1, 2 * state["options"]["size"] - level, 2)
+
+    def levels_shown(self, state) -> list[int]:
+        """Spec 8: level 1, and in 3D every level holding a piece and the level above it.
+
+        A level the knights on the board can never fill is left out (level 3 on 4x4).
+        """
+        if not state["options"]["3d"]:
+            return [1]
+        highest = max(level for _x, _y, level, _seat in state["pieces"])
+        return list(range(1, min(highest + 1, highest_fillable_level(len(state["pieces"]))) + 1))
+
+    def board_rows(self, state, level=1) -> list[tuple[str, str]]:
+        """(rank label, row of symbols) of one level from the top (Black's side) down."""
+        owner = {(x, y, k): seat for x, y, k, seat in state["pieces"]}
+        columns = self._coordinate_range(state, level)
         rows = []
-        for y in range(self._span(state), -1, -2):
+        for y in reversed(columns):
             cells = [
-                SYMBOLS[occupied[(x, y)]] if (x, y) in occupied else "."
-                for x in range(0, self._span(state) + 1, 2)
+                SYMBOLS[owner[(x, y, level)]] if (x, y, level) in owner else "." for x in columns
             ]
             rows.append((str(y + 1), " ".join(cells)))
         return rows
 
     def options_summary(self, options) -> str:
         tiebreak = "the opponent" if options["mover_loses"] else "the mover"
-        return f"{options['size']}x{options['size']} board; a double trap is won by {tiebreak}"
+        summary = f"{options['size']}x{options['size']} board; a double trap is won by {tiebreak}"
+        if options["3d"]:
+            pinned = "wins" if options["win_no_move"] else "loses"
+            summary += f"; 3D stacking, a player with every knight pinned {pinned}"
+        return summary
 
 
 @hookimpl

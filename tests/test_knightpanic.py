@@ -160,7 +160,7 @@ def test_occupied_target_is_refused():
         ({"2d": True, "3d": True}, "give only one of -2d and -3d"),
         ({"colour": "red"}, 'Invalid KnightPanic parameter "-colour=red": unknown option'),
         ({"mover_loses": "yes"}, "-mover_loses takes no value"),
-        ({"3d": True}, "3D variant is not available"),
+        ({"3d": "yes"}, "-3d takes no value"),
     ],
 )
 def test_option_errors(raw, message):
