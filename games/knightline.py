@@ -209,6 +209,18 @@ class KnightLine(BaseGame):
     def can_pass(self, state, seat):
         return False
 
+    def pass_refusal(self, state, seat):
+        table = Table(state)
+        if self._is_setup_turn(table, seat):
+            free = table.setup_cells()
+            choice = "put your stack on " + either(leading_cell_text(c) for c in free)
+        else:
+            choice = self._movable(table, seat)
+        return (
+            f"{self.display_name} does not allow passing while you have a legal move ({choice}); "
+            "a player without one passes automatically in a two-player game"
+        )
+
     def forced_move(self, state):
         seat = self.to_move(state)
         if seat is None or self._has_move(Table(state), seat):
@@ -302,10 +314,7 @@ class KnightLine(BaseGame):
         if state["winners"] is not None:
             raise MoveError(f'Invalid move "{text}": the game is over')
         if compact == "pass":
-            raise MoveError(
-                f'Invalid move "{text}": passing is allowed only when you have no legal move, '
-                "and then the server passes for you"
-            )
+            raise MoveError(self.pass_refusal(state, seat))
         if self._is_setup_turn(table, seat):
             return self._parse_setup(table, name, text, compact)
         match = MOVE_RE.fullmatch(compact)
