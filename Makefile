@@ -7,7 +7,7 @@ INSTALLED := $(VENV)/.installed
 TEST_INSTALLED := $(VENV)/.installed-test
 DEMO_HOME := $(CURDIR)/.demo-home
 
-.PHONY: demo test stress install clean
+.PHONY: demo test stress bench install clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -35,6 +35,10 @@ stress: $(TEST_INSTALLED)
 	PBM_STRESS=1 $(BIN)/python -m pytest -q -s tests/test_concurrency.py tests/test_crashes.py \
 		tests/test_hostile.py tests/test_fuzz.py tests/test_delivery_faults.py tests/test_abuse.py \
 		tests/test_grammar.py
+
+# Speed figures, each next to a reference measured in the same run (docs/performance.md).
+bench: $(INSTALLED)
+	$(BIN)/python bench/bench.py
 
 clean:
 	rm -rf $(VENV) $(DEMO_HOME) .pytest_cache .hypothesis *.egg-info

@@ -155,6 +155,12 @@ class KnightVision(BaseGame):
             return None
         return Outcome(winners=(state["winner"],), reason=state["reason"])
 
+    def pass_refusal(self, state, seat):
+        return (
+            "KnightVision has no voluntary pass: you pass only when no placement or throw is "
+            "legal, and the server then passes for you"
+        )
+
     def forced_move(self, state):
         seat = self.to_move(state)
         if seat is None or Position(state).has_action(seat, seat in state["free"]):

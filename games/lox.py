@@ -116,6 +116,7 @@ class Lox(BaseGame):
     # One ply per line: after a swap Blue moves at odd plies, which the core's seat columns
     # would show under Red.
     move_layout = "lines"
+    view_options = ("control",)
 
     # -- options -------------------------------------------------------------------
 
@@ -232,6 +233,12 @@ class Lox(BaseGame):
     def can_pass(self, state, seat):
         return False  # spec 4.2: a pass is only ever forced, and the server plays it
 
+    def pass_refusal(self, state, seat):
+        return (
+            "Lox has no voluntary pass: you pass only when no placement or replacement is "
+            "legal, and the server then passes for you"
+        )
+
     def forced_move(self, state):
         seat = self.to_move(state)
         if seat is None or self.legal_moves(state, seat):
@@ -330,11 +337,11 @@ class Lox(BaseGame):
 
     # -- display -------------------------------------------------------------------
 
-    def render_board(self, state, perspective, show_control: bool | None = None):
-        """show_control None follows the board's -control option; True or False overrides
-        it, for a per-user or per-show preference of the core."""
+    def render_board(self, state, perspective, control: bool | None = None):
+        """control None follows the board's -control option; True (`lox show 101 -control`)
+        or False overrides it."""
         template = self._environment().get_template(f"{self.name}/board.txt")
-        shown = state["options"]["control"] if show_control is None else show_control
+        shown = state["options"]["control"] if control is None else control
         return template.render(
             game=self,
             state=state,

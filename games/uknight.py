@@ -237,6 +237,11 @@ class Uknight(BaseGame):
     def can_pass(self, state, seat):
         return state["result"] is None and state["turns"] > 0
 
+    def pass_refusal(self, state, seat):
+        if state["turns"] == 0:
+            return "The first turn must be a placement: White cannot pass on move 1"
+        return None
+
     def forced_move(self, state):
         """A player with no removal and no action can only pass (a full pass)."""
         seat = self.to_move(state)

@@ -40,6 +40,9 @@ class BaseGame:
     move_rows = 4
     move_layout = "columns"
     templates = None  # the Jinja2 environment, set by the core
+    # Flags a reader may add to show/showas (`lox show 101 -control`); each reaches
+    # render_board as a keyword argument set to True.
+    view_options: tuple[str, ...] = ()
 
     def parse_options(self, raw: Mapping[str, str | bool], players: int) -> dict:
         if raw:
@@ -52,6 +55,10 @@ class BaseGame:
 
     def can_pass(self, state: State, seat: int) -> bool:
         return False
+
+    def pass_refusal(self, state: State, seat: int) -> str | None:
+        """Why a pass is not allowed now, in the game's words; None for the core's own."""
+        return None
 
     def can_draw(self, state: State) -> bool:
         return True

@@ -107,7 +107,8 @@ def canonical_ply(game, state, seat: int, text: str) -> tuple[str, str]:
     """(kind, canonical text) of a move text or pass; MoveError when it is not legal now."""
     if text.lower() in ("pass", "--"):
         if not game.can_pass(state, seat):
-            raise MoveError(f"{game.display_name} does not allow passing")
+            reason = game.pass_refusal(state, seat) if hasattr(game, "pass_refusal") else None
+            raise MoveError(reason or f"{game.display_name} does not allow passing")
         return "pass", "pass"
     if not text:
         raise MoveError(f'Invalid move "{text}" entered')

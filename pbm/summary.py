@@ -68,7 +68,13 @@ def move_lines(game, position, perspective, *, rows=None, auto_from=None, finish
         max(len(t) for t in texts) + 5,
         max(len(n) for n in list(names) + position.holders) + 3,
     )
-    if game.move_layout == "lines" or seats * width > MAIL_WIDTH:
+    # Columns hold ply (r-1)*seats + k under seat k's current holder; after a swap or an
+    # extra ply (a resignation) they would stand under the wrong name, so use lines.
+    aligned = all(
+        p["seat"] == (p["ply"] - 1) % seats and p["userid"] == position.holders[p["seat"]]
+        for p in plies
+    )
+    if game.move_layout == "lines" or seats * width > MAIL_WIDTH or not aligned:
         lines = [
             f"{p['ply']:>4} {names[p['seat']]} ({p['userid']}): {t}" for p, t in zip(plies, texts)
         ]
@@ -150,7 +156,7 @@ def personal_lines(board, viewer) -> list[str]:
 
 
 def board_context(ctx, board, viewer, *, title, events=(), full_moves=False, timing=False,
-                  position=None, extra_lines=(), perspective_of_viewer=True):
+                  position=None, extra_lines=(), perspective_of_viewer=True, view=None):
     """Everything templates/mail/board.txt shows, for one recipient (None: a spectator)."""
     position = position or board.position
     if not perspective_of_viewer:
@@ -184,7 +190,7 @@ def board_context(ctx, board, viewer, *, title, events=(), full_moves=False, tim
             auto_from=board.auto_from if position is board.position else None,
             finished=finished,
         ),
-        "board": board.game.render_board(position.state, perspective),
+        "board": board.game.render_board(position.state, perspective, **(view or {})),
         "watch_lines": watch_lines(ctx, board),
         "comment": comment,
         "timing": timing_lines(board, position, ctx.now, defaults)

@@ -10,6 +10,9 @@ from pathlib import Path
 import pytest
 
 import games.knightpanic
+import games.knightvision
+import games.lox
+import games.uknight
 from tests import toygame
 from pbm.config import Config
 from pbm.dispatch import Request, open_server
@@ -26,7 +29,8 @@ def register(module, name):
         pm.register(module, name=name)
 
 
-register(games.knightpanic, "knightpanic")
+for _module in (games.knightpanic, games.knightvision, games.lox, games.uknight):
+    register(_module, _module.__name__.split(".")[-1])
 register(toygame, "tally")
 
 

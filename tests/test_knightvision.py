@@ -9,14 +9,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import games.knightvision
 from games.hexgrid import RhombusBoard
 from games.knightvision import KnightVision, Position
 from pbm.game import MoveError, OptionError
 from pbm.testing import check_game, random_game
-from tests.conftest import body_of, register
+from tests.conftest import body_of
 
-register(games.knightvision, "knightvision")
 
 game = KnightVision()
 WHITE, BLACK = 0, 1
@@ -717,7 +715,7 @@ def test_the_core_refuses_a_voluntary_pass_and_a_late_swap(harness):
     harness.ok("knightvision move 101 bob secret c3")
     assert "You can only swap after move number 1" in harness.refused(
         "knightvision swap 101 alice secret")
-    assert "KnightVision does not allow passing" in harness.refused(
+    assert "KnightVision has no voluntary pass" in harness.refused(
         "knightvision pass 101 alice secret")
     assert "d4 is not a knight's move from any of your pieces" in harness.refused(
         "knightvision move 101 alice secret D4")

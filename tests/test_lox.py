@@ -7,14 +7,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import games.lox
 from games.hexgrid import DIRECTIONS, RhombusBoard
 from games.lox import BLUE, RED, Lox, count_seen, put_stone
 from pbm.game import MoveError, OptionError
 from pbm.testing import check_game, play, random_game
-from tests.conftest import body_of, register
+from tests.conftest import body_of
 
-register(games.lox, "lox")
 
 game = Lox()
 
@@ -558,7 +556,7 @@ def test_the_control_option_marks_controlled_empty_cells_on_every_board():
         lines = game.render_board(state, perspective).split("\n")
         assert lines[6] == "        6  . R . . . r . . . R .  6"
         assert legend in lines
-    unmarked = game.render_board(state, None, show_control=False).split("\n")
+    unmarked = game.render_board(state, None, control=False).split("\n")
     assert unmarked[6] == "        6  . R . . . . . . . R .  6"
     assert legend not in unmarked
 
@@ -566,14 +564,14 @@ def test_the_control_option_marks_controlled_empty_cells_on_every_board():
 def test_show_control_marks_a_board_without_the_option():
     state = position(LX1_STONES, BLUE)
     plain = game.render_board(state, None)
-    marked = game.render_board(state, None, show_control=True)
+    marked = game.render_board(state, None, control=True)
     assert "r" not in plain.split("\n")[6] and " r " in marked.split("\n")[6]
-    assert game.render_board(state, None, show_control=None) == plain
+    assert game.render_board(state, None, control=None) == plain
 
 
 def test_blue_control_is_marked_b():
     state = position({"f2": BLUE, "f9": BLUE, "b6": BLUE, "j6": BLUE}, RED)
-    assert picture_of(state, show_control=True).split("\n")[6] == (
+    assert picture_of(state, control=True).split("\n")[6] == (
         "        6  . B . . . b . . . B .  6"
     )
 
@@ -641,3 +639,23 @@ def test_the_core_plays_a_forced_pass_and_then_declares_the_win(harness):
     assert "(Blue's chain joins the left and right edges (columns a and i))" in body
     assert "  70 Blue (bob): b6\n  71 Red (alice): pass (Auto)" in body
     assert "Last move: Red passed (no legal move)" in body
+
+
+def test_a_show_can_ask_for_the_control_marks(harness):
+    harness.signup("alice", "bob")
+    harness.ok("lox challenge alice bob -size=9")
+    harness.ok("lox move 101 alice secret e5")
+    plain = harness.ok("lox show 101", sender=None).printed[0].body
+    marked = harness.ok("lox show 101 -control", sender=None).printed[0].body
+    assert "r, b: empty cell controlled by Red, by Blue" not in plain
+    assert "r, b: empty cell controlled by Red, by Blue" in marked
+    assert 'Unknown view option "-colour" for show; Lox offers -control' in harness.refused(
+        "lox show 101 -colour")
+    assert "KnightPanic boards have no view options" in harness.refused(
+        "knightpanic show 101 -control")
+
+
+def test_a_voluntary_pass_is_refused_with_the_reason(harness):
+    harness.signup("alice", "bob")
+    harness.ok("lox challenge alice bob -size=9")
+    assert "Lox has no voluntary pass" in harness.refused("lox pass 101 alice secret")

@@ -199,8 +199,9 @@ def test_a_resigned_player_watches_a_three_player_game(harness):
     for mail in mails:
         assert mail["Subject"] == "Tally Board 101 bob"
         body = body_of(mail)
-        assert "   4 Resign        5 pass          6 2" in body
-        assert "   7 2             8 pass (Auto)" in body
+        # An extra ply (the resignation) breaks the columns: one line per ply instead.
+        assert "   4 Red (alice): Resign\n   5 Red (alice): pass\n   6 Blue (bob): 2" in body
+        assert "   7 Green (carol): 2\n   8 Red (alice): pass (Auto)" in body
         assert "It is bob's turn." in body
         assert "Subscribers: alice" in body
     assert "You have resigned from this game" in harness.refused("tally move 101 alice secret 1")
@@ -217,7 +218,7 @@ def test_swap_takes_over_the_first_side(harness):
     mails = harness.new_mails()
     body = body_of(mails[0])
     assert "bob has swapped sides." in body
-    assert "   Red          Blue\n   bob          alice" in body
+    assert "   1 Red (alice): 2\n   2 Blue (bob): swap" in body
     assert mails[0]["Subject"] == "Tally Board 101 alice"
     assert "The board has just been swapped" in harness.refused("tally swap 101 alice secret")
     harness.ok("tally move 101 alice secret 1")

@@ -8,14 +8,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import games.uknight
 from games.hexgrid import HexHexBoard, cells_between, distance, is_knight_move, line_direction
 from games.uknight import Position, Uknight
 from pbm.game import MoveError, OptionError
 from pbm.testing import check_game, random_game
-from tests.conftest import body_of, register
+from tests.conftest import body_of
 
-register(games.uknight, "uknight")
 
 game = Uknight()
 WHITE, BLACK = 0, 1
@@ -319,7 +317,7 @@ def board_101(harness):
 
 def test_uk6_swap_hands_white_and_its_stone_to_player_2(board_101):
     harness = board_101
-    assert "Uknight does not allow passing" in harness.refused("uknight pass 101 alice secret")
+    assert "The first turn must be a placement" in harness.refused("uknight pass 101 alice secret")
     assert "the first turn must be a placement" in harness.refused(
         "uknight move 101 alice secret rem")
     assert "You can only swap after move number 1" in harness.refused(
@@ -330,7 +328,7 @@ def test_uk6_swap_hands_white_and_its_stone_to_player_2(board_101):
     [mail, *_] = harness.new_mails()
     body = body_of(mail)
     assert "bob has swapped sides." in body
-    assert "   White        Black\n   bob          alice" in body
+    assert "   1 White (alice): E3\n   2 Black (bob): swap" in body
     assert "It is alice's turn." in body
     assert "Last turn (White): placed E3." in body
     assert "The board has just been swapped" in harness.refused("uknight swap 101 alice secret")
@@ -963,3 +961,14 @@ def test_listing_the_legal_moves_takes_under_5_ms():
                     times.append(time.perf_counter() - began)
                 slowest = max(slowest, min(times))
     assert slowest < 0.005
+
+
+def test_blanks_inside_a_mailed_move_are_ignored(harness):
+    harness.signup("alice", "bob")
+    harness.ok("uknight challenge alice bob -size=5")
+    first = next(iter(game.legal_moves(
+        game.initial_state(game.parse_options({"size": "5"}, 2), 2, 0), 0)))
+    spaced = " ".join(first)
+    harness.ok(f"uknight move 101 alice secret {spaced}")
+    shown = harness.ok("uknight show 101", sender=None).printed[0].body
+    assert f"1 {first}" in shown

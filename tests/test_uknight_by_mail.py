@@ -71,7 +71,7 @@ def test_full_uknight_game_by_mail(project_env, tmp_path):
 
     move(env, "alice", "pass")
     [refusal] = inbox(home, seen)["alice@example.org"]
-    assert "Uknight does not allow passing" in refusal.get_content()
+    assert "The first turn must be a placement" in refusal.get_content()
 
     move(env, "alice", f"{OPENING}#1")
     got = inbox(home, seen)

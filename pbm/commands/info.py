@@ -121,13 +121,31 @@ def _heading(args) -> str | None:
 # -- show -----------------------------------------------------------------------------------
 
 
+def view_options(ctx) -> dict:
+    """The game's view flags given to show or showas (`-control`), as render keywords."""
+    game = ctx.game
+    if ctx.parsed.server_options:
+        ctx.fail(f"The {ctx.spec.word} command takes no server options")
+    for name, value in ctx.parsed.params.items():
+        if name not in game.view_options or value is not True:
+            offered = " ".join(f"-{v}" for v in game.view_options)
+            ctx.fail(
+                f'Unknown view option "-{name}" for {ctx.spec.word}'
+                + (f"; {game.display_name} offers {offered}" if offered else
+                   f"; {game.display_name} boards have no view options")
+            )
+    return {name: True for name in ctx.parsed.params}
+
+
 @command(
     "show",
     "game",
     "{game} show board[#n]... | {game} show userid... [active|inactive|archived|next|all]",
+    takes_options=True,
 )
 def show(ctx):
     """Mails the full summary of boards: by number (#n for an earlier position) or by user."""
+    view = view_options(ctx)
     args = [a for i, a in enumerate(ctx.args) if not _is_board_word(ctx.args, i)]
     if not args:
         ctx.fail("This would generate too much mail -- please refine request")
@@ -138,7 +156,7 @@ def show(ctx):
             return
         _check_mail_cap(ctx, len(boards))
         for board in boards:
-            _show_board(ctx, board, None)
+            _show_board(ctx, board, None, view=view)
         return
     requests = []
     for token in args:
@@ -161,7 +179,7 @@ def show(ctx):
                 not_shown.append(f"{number} (Board {number} has only {made} moves)")
                 continue
             ply = upto
-        _show_board(ctx, board, ply)
+        _show_board(ctx, board, ply, view=view)
         shown.append(str(number))
     if not_shown:
         _show_summary(ctx, shown, not_shown)
@@ -183,7 +201,7 @@ def _check_mail_cap(ctx, count):
         ctx.fail("This would generate too much mail -- please refine request")
 
 
-def _show_board(ctx, board, ply, viewer=None):
+def _show_board(ctx, board, ply, viewer=None, view=None):
     title = f"Summary of {board.title_name}"
     position = None
     if ply is not None and ply != board.position.plies_made:
@@ -200,7 +218,7 @@ def _show_board(ctx, board, ply, viewer=None):
     body = ctx.render(
         "mail/board.txt",
         **ctx.board_context(board, viewer, title=title, full_moves=True, timing=True,
-                            position=position, extra_lines=extra),
+                            position=position, extra_lines=extra, view=view),
     )
     ctx.reply(ctx.board_subject(board), body, kind="show")
 
@@ -257,9 +275,11 @@ def _select(ctx, args, default, userids=(), game=None):
     min_args=2,
     secrets=(1,),
     auth=(0, 1),
+    takes_options=True,
 )
 def showas(ctx):
     """As show, but from your own seat: hidden information, your queued and submitted moves."""
+    view = view_options(ctx)
     ctx.authenticate(ctx.args[0], ctx.args[1])
     args = ctx.args[2:]
     if args and parse_board(args[0]) is not None:
@@ -271,7 +291,7 @@ def showas(ctx):
             numbers.append(parsed[0])
         _check_mail_cap(ctx, len(numbers))
         for number in numbers:
-            _show_board(ctx, ctx.load_board(number), None, viewer=ctx.userid)
+            _show_board(ctx, ctx.load_board(number), None, viewer=ctx.userid, view=view)
         return
     if any(a.lower() not in EXCLUSIVE_SELECTORS + ("all", "tournament", "standard") for a in args):
         ctx.syntax_error()
@@ -281,7 +301,7 @@ def showas(ctx):
         return
     _check_mail_cap(ctx, len(boards))
     for board in boards:
-        _show_board(ctx, board, None, viewer=ctx.userid)
+        _show_board(ctx, board, None, viewer=ctx.userid, view=view)
 
 
 @command("all show", "global", "all show userid [next|active]", min_args=1, max_args=2)

@@ -2,7 +2,7 @@
 
 from ..game import MoveError
 from ..grammar import command, split_guard
-from .play import VOTE_WORDS, act, authenticated_board, check_guard, playing_seats
+from .play import VOTE_WORDS, act, authenticated_board, check_guard, move_text, playing_seats
 
 RESERVED = VOTE_WORDS + ("swap", "resign", "cancel")
 
@@ -13,7 +13,6 @@ RESERVED = VOTE_WORDS + ("swap", "resign", "cancel")
     "{game} queue board userid password move[#n]|pass|cancel",
     aliases=("qmove", "qboard", "moveq", "boardq"),
     min_args=4,
-    max_args=4,
     secrets=(2,),
     auth=(1, 2),
 )
@@ -21,7 +20,7 @@ def queue(ctx):
     """Stores a move for your next turn (played then, if still legal); cancel drops it."""
     board = authenticated_board(ctx)
     playing = playing_seats(ctx, board)
-    text, guard = split_guard(ctx.args[3])
+    text, guard = split_guard(move_text(ctx))
     word = text.lower()
     on_move = board.position.to_move()
     waiting = [s for s in playing if s != on_move]
@@ -64,14 +63,13 @@ def _submittable_seat(ctx, board, text, guard):
     "game",
     "{game} submit board userid password move[#n]",
     min_args=4,
-    max_args=4,
     secrets=(2,),
     auth=(1, 2),
 )
 def submit(ctx):
     """Shows the board after your move without playing it; confirm plays it."""
     board = authenticated_board(ctx)
-    text, guard = split_guard(ctx.args[3])
+    text, guard = split_guard(move_text(ctx))
     seat = _submittable_seat(ctx, board, text, guard)
     position = board.position.copy()
     try:

@@ -106,14 +106,13 @@ def create_board(ctx, game, userids, options) -> Board:
     "{game} move board userid password move[#n]",
     aliases=("board", "mvoe"),
     min_args=4,
-    max_args=4,
     secrets=(2,),
     auth=(1, 2),
 )
 def move(ctx):
     """Plays a move, or pass, swap, resign, propose, undo, accept or reject, on a board."""
     board = authenticated_board(ctx)
-    text, guard = split_guard(ctx.args[3])
+    text, guard = split_guard(move_text(ctx))
     act(ctx, board, text, guard, ctx.request.body)
 
 
@@ -146,6 +145,11 @@ for _word, _aliases in (("pass", ("--",)), ("swap", ()), ("resign", ())):
         secrets=(2,),
         auth=(1, 2),
     )(_standalone(_word))
+
+
+def move_text(ctx) -> str:
+    """The words after the password, joined: blanks inside a move do not count (`rem E3`)."""
+    return "".join(ctx.args[3:])
 
 
 def authenticated_board(ctx, board_at=0) -> Board:

@@ -1,0 +1,376 @@
+"""`make bench`: pbm's speed, each figure printed next to a reference measured in the same run.
+
+1. One `move` mail through mail_handler.py in a fresh process, next to `python -c pass`.
+2. `pbm serve` throughput of `move` mails sent over SMTP by another process, next to the
+   raw rate of small SQLite write transactions on the same disk; argon2 reported apart.
+3. Latency of `move` and `show` with 100,000 finished boards and 10,000 users, next to
+   the same with 100 boards.
+4. Every game: legal-move generation and random playouts per second from the start, and
+   the slowest legal-move listing met in random playouts.
+
+Options: --quick (smaller numbers, for a smoke run), --markdown FILE (write the figures).
+"""
+
+import argparse
+import json
+import os
+import platform
+import random
+import shutil
+import signal
+import smtplib
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from email.message import EmailMessage
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from click.testing import CliRunner  # noqa: E402
+
+from pbm.cli import cli  # noqa: E402
+
+PBM = Path(sys.executable).parent / "pbm"
+LIMITS = """[limits]
+commands_per_hour = 100000000
+signups_per_day = 100000000
+challenges_per_day = 100000000
+failed_logins_per_hour = 100000000
+mails_per_user_per_day = 100000000
+"""
+RESULTS: list[tuple[str, str, str, str]] = []  # (section, figure, reference, ratio)
+
+
+def report(section, figure, reference="", ratio=""):
+    RESULTS.append((section, figure, reference, ratio))
+    line = f"{section}: {figure}"
+    if reference:
+        line += f"   [reference: {reference}]"
+    if ratio:
+        line += f"   ratio {ratio}"
+    print(line, flush=True)
+
+
+def init_home(path: Path) -> Path:
+    if path.exists():
+        shutil.rmtree(path)
+    result = CliRunner().invoke(cli, ["--home", str(path), "init"])
+    assert result.exit_code == 0, result.output
+    (path / "pbm.ini").write_text(LIMITS)
+    return path
+
+
+def pbm(home, *words):
+    result = CliRunner().invoke(cli, ["--home", str(home), *words])
+    if result.exit_code not in (0, 1):
+        raise RuntimeError(result.output)
+    return result
+
+
+def move_script(plies, size="7"):
+    import games.knightpanic
+    from pbm.testing import random_game
+
+    game = games.knightpanic.KnightPanic()
+    options = game.parse_options({"size": size}, 2)
+    seed = 0
+    while True:
+        moves, _ = random_game(game, options, 2, seed, max_plies=plies)
+        if len(moves) == plies:
+            return moves
+        seed += 1
+
+
+def mail(sender, subject, number, body="bench"):
+    message = EmailMessage()
+    message["From"] = sender
+    message["To"] = "pbm@localhost"
+    message["Subject"] = subject
+    message["Message-ID"] = f"<bench-{number}-{random.random()}@bench.example>"
+    message.set_content(body)
+    return message
+
+
+def env_for(home):
+    return dict(os.environ, PBM_HOME=str(home), PYTHONPATH=str(ROOT))
+
+
+# -- 1. one mail through the MTA pipe -------------------------------------------------------
+
+
+def per_message_cost(workdir: Path, runs: int):
+    home = init_home(workdir / "pipe")
+    for userid in ("white", "black"):
+        pbm(home, "signup", userid, "secret", f"{userid}@bench.example")
+    pbm(home, "knightpanic", "challenge", "white", "black", "-size=7")
+    script = move_script(runs)
+    env = env_for(home)
+    handler, bare = [], []
+    for ply, move in enumerate(script, start=1):
+        userid = "white" if ply % 2 else "black"
+        raw = mail(f"{userid}@bench.example",
+                   f"knightpanic move 101 {userid} secret {move}#{ply}", ply).as_bytes()
+        start = time.perf_counter()
+        subprocess.run([sys.executable, str(ROOT / "mail_handler.py")], input=raw, env=env,
+                       check=True, cwd=ROOT)
+        handler.append(time.perf_counter() - start)
+        start = time.perf_counter()
+        subprocess.run([sys.executable, "-c", "pass"], check=True)
+        bare.append(time.perf_counter() - start)
+    moved = pbm(home, "knightpanic", "show", "101").output
+    assert f"   {len(script)} " in moved or f"{len(script)} {script[-1]}" in moved, "moves not played"
+    h, b = statistics.median(handler) * 1000, statistics.median(bare) * 1000
+    report("move mail through mail_handler.py (median)", f"{h:.1f} ms",
+           f"python -c pass {b:.1f} ms", f"{h / b:.1f}x")
+    return h
+
+
+# -- 2. pbm serve throughput --------------------------------------------------------------
+
+
+def raw_sqlite_rate(workdir: Path, count: int) -> float:
+    """Small write transactions with the server's own settings: WAL, synchronous=FULL."""
+    path = workdir / "raw.db"
+    if path.exists():
+        path.unlink()
+    conn = sqlite3.connect(str(path), isolation_level=None)
+    conn.execute("PRAGMA journal_mode=WAL")
+    conn.execute("PRAGMA synchronous=FULL")
+    conn.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, body TEXT)")
+    start = time.perf_counter()
+    for i in range(count):
+        conn.execute("BEGIN IMMEDIATE")
+        conn.execute("INSERT INTO t (body) VALUES (?)", (f"row {i}",))
+        conn.execute("COMMIT")
+    elapsed = time.perf_counter() - start
+    conn.close()
+    return count / elapsed
+
+
+def argon2_cost(samples: int) -> float:
+    from pbm.security import hash_password, verify_password
+
+    stored = hash_password("secret")
+    start = time.perf_counter()
+    for _ in range(samples):
+        verify_password(stored, "secret")
+    return (time.perf_counter() - start) / samples * 1000
+
+
+def serve_throughput(workdir: Path, messages: int, boards: int):
+    home = init_home(workdir / "serve")
+    players = []
+    for b in range(boards):
+        pair = (f"w{b}", f"b{b}")
+        players.append(pair)
+        for userid in pair:
+            pbm(home, "signup", userid, "secret", f"{userid}@bench.example")
+        pbm(home, "knightpanic", "challenge", *pair, "-size=7")
+    plies = messages // boards
+    scripts = [move_script(plies) for _ in range(boards)]
+    port = _free_port()
+    process = subprocess.Popen([str(PBM), "--home", str(home), "serve", "--port", str(port)],
+                               env=env_for(home), stdout=subprocess.PIPE, cwd=ROOT)
+    assert b"listening" in process.stdout.readline()
+    try:
+        sender = subprocess.run(
+            [sys.executable, __file__, "--send", str(port), json.dumps(
+                [[b, p, players[b][(p - 1) % 2], scripts[b][p - 1]]
+                 for p in range(1, plies + 1) for b in range(boards)])],
+            capture_output=True, check=True, text=True)
+        seconds = float(sender.stdout.strip())
+    finally:
+        process.send_signal(signal.SIGTERM)
+        process.wait(timeout=60)
+    shown = pbm(home, "knightpanic", "show", "101").output
+    assert f"{plies} {scripts[0][-1]}" in shown, "the moves were not all played"
+    rate = boards * plies / seconds
+    raw = raw_sqlite_rate(workdir, 2000)
+    report("pbm serve: move mails over SMTP", f"{rate:.0f} per second",
+           f"raw SQLite write transactions {raw:.0f} per second", f"{rate / raw:.2f}")
+    cost = argon2_cost(20)
+    report("argon2id password check (m=19 MiB, t=2, p=1)", f"{cost:.1f} ms each",
+           f"{1000 / cost:.0f} checks per second per core")
+    return rate, raw
+
+
+def send_over_smtp(port: int, plan: list):
+    """Run in a separate process: send the planned moves and print the seconds it took."""
+    start = time.perf_counter()
+    with smtplib.SMTP("127.0.0.1", port, timeout=120) as client:
+        for n, (board, ply, userid, move) in enumerate(plan):
+            client.send_message(mail(f"{userid}@bench.example",
+                                     f"knightpanic move {101 + board} {userid} secret {move}#{ply}", n))
+    print(time.perf_counter() - start)
+
+
+def _free_port():
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+# -- 3. scaling ------------------------------------------------------------------------------
+
+
+def populate(home: Path, finished: int, users: int):
+    """Users and finished boards straight through the storage layer: fast and realistic."""
+    from pbm.config import Config
+    from pbm.security import hash_password
+    from pbm.storage import Store
+
+    store = Store.open(Config.load(home).db_path)
+    stored = hash_password("secret")
+    at = "2026-01-01T00:00:00Z"
+    with store.write():
+        for i in range(users):
+            store.create_user(f"u{i:05d}", stored, [f"u{i:05d}@bench.example"], at)
+        for n in range(finished):
+            a, b = f"u{(2 * n) % users:05d}", f"u{(2 * n + 1) % users:05d}"
+            board_id = store.create_board(
+                game="knightpanic", number=store.next_board_number("knightpanic"),
+                options={"size": 4, "3d": False, "mover_loses": False, "win_no_move": False},
+                seed=n, nag_days=7, forfeit_days=21, total_days=0, created_at=at, userids=[a, b],
+                rated=True)
+            for ply, (seat, text) in enumerate([(0, "c1-e5"), (1, "a7-c3")], start=1):
+                store.append_move(board_id, ply=ply, seat=seat, userid=(a, b)[seat], kind="move",
+                                  text=text, auto=False, charged=60, at=at)
+            store.set_board_status(board_id, "finished", finished_at=at)
+            store.add_result(game="knightpanic", board_id=board_id, finished_at=at, rated=True,
+                             points=1, reason="bench", scores=[(a, 0.0), (b, 1.0)])
+    store.close()
+
+
+def command_latency(home: Path, plies: int, repeats: int):
+    """Median milliseconds of `move` and `show` on a long active game, in process."""
+    from pbm.config import Config
+    from pbm.dispatch import Request, open_server
+
+    pbm(home, "signup", "longw", "secret", "longw@bench.example")
+    pbm(home, "signup", "longb", "secret", "longb@bench.example")
+    result = pbm(home, "knightpanic", "challenge", "longw", "longb", "-size=7")
+    number = int(result.output.split("(")[1].split(")")[0])
+    script = move_script(plies + repeats)
+    config = Config.load(home)
+    moves, shows = [], []
+    with open_server(config) as server:
+        for ply, move in enumerate(script, start=1):
+            userid = "longw" if ply % 2 else "longb"
+            request = Request(text=f"knightpanic move {number} {userid} secret {move}#{ply}",
+                              sender=f"{userid}@bench.example", key=f"lat-{ply}-{random.random()}")
+            start = time.perf_counter()
+            assert server.execute(request).ok
+            if ply > plies:
+                moves.append(time.perf_counter() - start)
+                start = time.perf_counter()
+                assert server.execute(Request(text=f"knightpanic show {number}",
+                                              sender="watcher@bench.example")).ok
+                shows.append(time.perf_counter() - start)
+    return statistics.median(moves) * 1000, statistics.median(shows) * 1000
+
+
+def scaling(workdir: Path, big_boards: int, users: int, plies: int, repeats: int):
+    small = init_home(workdir / "small")
+    populate(small, 100, 200)
+    small_move, small_show = command_latency(small, plies, repeats)
+    big = init_home(workdir / "big")
+    start = time.perf_counter()
+    populate(big, big_boards, users)
+    filled = time.perf_counter() - start
+    big_move, big_show = command_latency(big, plies, repeats)
+    report(f"move, {big_boards} finished boards and {users} users, game of {plies}+ plies",
+           f"{big_move:.1f} ms", f"100 boards {small_move:.1f} ms", f"{big_move / small_move:.2f}")
+    report(f"show, {big_boards} finished boards and {users} users",
+           f"{big_show:.1f} ms", f"100 boards {small_show:.1f} ms", f"{big_show / small_show:.2f}")
+    print(f"   (filling the big database took {filled:.0f} s)")
+    return big_move / small_move, big_show / small_show
+
+
+# -- 4. game engines -------------------------------------------------------------------------
+
+
+def engines(playouts: int):
+    from pbm.plugins import get_games
+
+    worst_overall = 0.0
+    for name, game in get_games().items():
+        options = game.parse_options({}, game.min_players)
+        state = game.initial_state(options, game.min_players, 1)
+        seat = game.to_move(state)
+        count, start = 0, time.perf_counter()
+        while time.perf_counter() - start < 0.5:
+            list(game.legal_moves(state, seat))
+            count += 1
+        listings = count / (time.perf_counter() - start)
+        rng = random.Random(5)
+        worst, plies, start = 0.0, 0, time.perf_counter()
+        for _ in range(playouts):
+            state = game.initial_state(options, game.min_players, rng.randrange(10**6))
+            for _ in range(3000):
+                seat = game.to_move(state)
+                if seat is None:
+                    break
+                t0 = time.perf_counter()
+                legal = list(game.legal_moves(state, seat))
+                worst = max(worst, time.perf_counter() - t0)
+                move = rng.choice(legal) if legal else game.forced_move(state)
+                state = game.apply_move(state, seat, move)
+                plies += 1
+        elapsed = time.perf_counter() - start
+        worst_overall = max(worst_overall, worst)
+        report(f"{name} engine ({', '.join(f'{k}={v}' for k, v in options.items() if not isinstance(v, bool)) or 'defaults'})",
+               f"{listings:.0f} legal-move listings/s at the start; "
+               f"{playouts / elapsed:.1f} random playouts/s ({plies / elapsed:.0f} plies/s); "
+               f"slowest listing {worst * 1000:.2f} ms", "limit 5 ms", f"{worst * 1000 / 5:.2f}")
+    return worst_overall
+
+
+def machine() -> str:
+    cpu = "unknown CPU"
+    try:
+        for line in open("/proc/cpuinfo"):
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return (f"{platform.system()} {platform.release()}, {cpu}, {os.cpu_count()} cores, "
+            f"Python {platform.python_version()}, SQLite {sqlite3.sqlite_version}")
+
+
+def write_markdown(path: Path):
+    lines = ["| measurement | figure | reference (same run) | ratio |", "|---|---|---|---|"]
+    lines += [f"| {s} | {f} | {r} | {q} |" for s, f, r, q in RESULTS]
+    path.write_text("\n".join(lines) + "\n")
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--markdown")
+    parser.add_argument("--send", nargs=2, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.send:
+        send_over_smtp(int(args.send[0]), json.loads(args.send[1]))
+        return
+    print(f"machine: {machine()}", flush=True)
+    with tempfile.TemporaryDirectory(prefix="pbm-bench-") as tmp:
+        work = Path(tmp)
+        per_message_cost(work, 11 if args.quick else 31)
+        serve_throughput(work, 60 if args.quick else 400, 4 if args.quick else 8)
+        scaling(work, 2000 if args.quick else 100_000, 500 if args.quick else 10_000,
+                40 if args.quick else 200, 10 if args.quick else 30)
+        engines(3 if args.quick else 20)
+    if args.markdown:
+        write_markdown(Path(args.markdown))
+
+
+if __name__ == "__main__":
+    main()
