@@ -55,7 +55,8 @@ def cli(ctx, home, sender, body, headers):
 @click.argument("words", nargs=-1, type=click.UNPROCESSED)
 @click.pass_obj
 def run(obj, words):
-    from .dispatch import Request, TransientError, is_transient, open_server
+    from .dispatch import TransientError, is_transient, open_server
+    from .request import Request
     from .mailin import comment_from, strip_body
 
     if not words:
@@ -111,7 +112,7 @@ def _migrate(config) -> int:
     from .plugins import get_migration_sets
     from .storage import Store, core_migrations
 
-    sets = [core_migrations] + get_migration_sets()
+    sets = [core_migrations()] + get_migration_sets()
     config.home.mkdir(parents=True, exist_ok=True)
     store = Store.open(config.db_path)
     try:
@@ -135,7 +136,7 @@ def migrate(obj, list_only):
     from .plugins import get_migration_sets
     from .storage import Store, core_migrations
 
-    sets = [core_migrations] + get_migration_sets()
+    sets = [core_migrations()] + get_migration_sets()
     store = Store.open(config.db_path)
     try:
         for name, migration, applied_at in store.applied_migrations(sets):

@@ -8,7 +8,6 @@ import errno
 import logging
 import traceback
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from datetime import timedelta
 
 from . import commands  # noqa: F401  (registers every command with the grammar)
@@ -16,9 +15,10 @@ from .boards import Board
 from .config import now, parse_stamp, show_time, stamp
 from .grammar import GrammarError, mask_unparsed, normalize, parse
 from .mailout import Mail, deliver, queue
-from .plugins import get_games, get_migration_sets
+from .request import Request, Result
+from .plugins import GameCatalog, get_migration_sets
 from .security import hash_password, mask_secrets, needs_rehash, verify_password
-from .storage import Store, core_migrations, is_busy_or_full
+from .storage import Store, is_busy_or_full
 from .templating import text_environment
 
 log = logging.getLogger("pbm.dispatch")
@@ -41,28 +41,6 @@ class CommandError(Exception):
         super().__init__(message)
         self.message = message
         self.board = board
-
-
-@dataclass
-class Request:
-    text: str
-    body: str = ""
-    sender: str | None = None  # where direct replies go; None: the operator at a terminal
-    key: str | None = None  # inbox key against duplicates
-    message_id: str | None = None
-    body_lines: list[str] = field(default_factory=list)  # the stripped body, for quoting
-
-    @property
-    def operator(self) -> bool:
-        return self.sender is None
-
-
-@dataclass
-class Result:
-    ok: bool
-    duplicate: bool = False
-    printed: list[Mail] = field(default_factory=list)
-    queued: list[tuple[int, Mail]] = field(default_factory=list)
 
 
 def is_transient(error: BaseException) -> bool:
@@ -91,18 +69,24 @@ class Server:
     def __init__(self, config, store, games: dict | None = None):
         self.config = config
         self.store = store
-        self.games = games if games is not None else get_games()
         self.templates = text_environment(config.home)
-        for game in self.games.values():
-            game.templates = self.templates
+        if games is None:
+            self.games = GameCatalog(on_load=self._use_templates)
+        else:
+            self.games = games
+            for game in games.values():
+                self._use_templates(game)
+
+    def _use_templates(self, game):
+        game.templates = self.templates
 
     # -- services for commands ------------------------------------------------------
 
-    def migration_sets(self):
-        return [core_migrations] + get_migration_sets()
-
     def pending_migrations(self):
-        return self.store.pending_migrations(self.migration_sets())
+        plugin_sets = get_migration_sets()
+        return self.store.core_pending() + (
+            self.store.pending_migrations(plugin_sets) if plugin_sets else []
+        )
 
     def game_for_board(self, name: str):
         if name not in self.games:
@@ -125,7 +109,8 @@ class Server:
 
     # -- the pipeline ----------------------------------------------------------------
 
-    def execute(self, request: Request) -> Result:
+    def execute(self, request: Request, early=None) -> Result:
+        """Run one request; `early` is an EarlyCheck of its password already under way."""
         if request.key and self.store.inbox_seen(request.key):
             return self._duplicate(request)
         try:
@@ -134,7 +119,7 @@ class Server:
             parsed, grammar_error = None, error
         if parsed is not None and parsed.spec.batch:
             return parsed.spec.handler(self, request, parsed)
-        checks = self._verify_passwords(parsed) if parsed else {}
+        checks = self._verify_passwords(parsed, early) if parsed else {}
 
         def work(ctx):
             if grammar_error is not None:
@@ -199,14 +184,17 @@ class Server:
     def _nag_default(self) -> int:
         return self.config.number("timeouts.nag_days")
 
-    def _verify_passwords(self, parsed) -> dict:
+    def _verify_passwords(self, parsed, early=None) -> dict:
         """argon2 is slow: check and hash passwords before taking the write lock."""
         checks = {}
         pair = parsed.auth_pair()
         if pair is not None:
             userid, password = pair
             stored = self.store.password_hash(userid)
-            checks[(userid, password, stored)] = verify_password(stored, password)
+            verdict = early.verdict(userid, password, stored) if early is not None else None
+            if verdict is None:
+                verdict = verify_password(stored, password)
+            checks[(userid, password, stored)] = verdict
         for position in parsed.spec.new_secrets:
             if position < len(parsed.args):
                 checks[("new", parsed.args[position])] = hash_password(parsed.args[position])

@@ -9,6 +9,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Callable
 
+from .game import GAME_NAME_RE
+
 MAX_COMMAND_CHARS = 512
 MAX_COMMAND_TOKENS = 64
 
@@ -215,10 +217,13 @@ def with_suggestion(message: str, word: str, candidates) -> str:
     return f"{message}.{suggestion}" if suggestion else message
 
 
-def find_game(word: str, games: dict):
+def find_game(word: str, games):
+    """A game by command name (looked up alone, so only that plugin is loaded) or display name."""
     lowered = word.lower()
+    if GAME_NAME_RE.fullmatch(lowered) and lowered in games:
+        return games[lowered]
     for game in games.values():
-        if lowered in (game.name, game.display_name.lower()):
+        if lowered == game.display_name.lower():
             return game
     return None
 
@@ -243,7 +248,7 @@ def parse(text: str, games: dict, nag_days_default: int = 7) -> Parsed:
     positional, params, server_options = extract_options(tokens, nag_days_default)
     if not positional:
         raise GrammarError("No command given")
-    game = find_game(positional[0], games)
+    game = None if _is_global_word(positional[0]) else find_game(positional[0], games)
     if game is not None:
         scope, words = "game", positional[1:]
         if not words:
@@ -279,6 +284,36 @@ def parse(text: str, games: dict, nag_days_default: int = 7) -> Parsed:
             f'Syntax is "{spec.syntax_for(game)}"', game=game, spec=spec, args=args
         )
     return Parsed(spec, game, args, params, server_options, tokens)
+
+
+def _is_global_word(word: str) -> bool:
+    lowered = word.lower()
+    return any(lowered == s.word or lowered in s.aliases for s in REGISTRY["global"])
+
+
+def password_of(text: str):
+    """(userid, password) a command will be checked with, read from the words alone and
+    without loading any game, so the slow password check can start early; None if the
+    words do not say (the full parse then decides everything)."""
+    try:
+        positional, _, _ = extract_options(tokenize(normalize(text)))
+    except GrammarError:
+        return None
+    if not positional:
+        return None
+    scope = "global" if _is_global_word(positional[0]) else "game"
+    words = positional if scope == "global" else positional[1:]
+    specs = _resolve(words[0], REGISTRY[scope]) if words else []
+    args = words[1:]
+    if specs and specs[0].subword is not None:
+        specs = [s for s in specs if args and s.subword == args[0].lower()]
+        args = args[1:]
+    if not specs:
+        return None
+    positions = specs[0].auth_positions(args)
+    if positions is None or max(positions) >= len(args):
+        return None
+    return args[positions[0]].lower(), args[positions[1]]
 
 
 def parse_board(token: str, allow_ply=False):

@@ -12,7 +12,6 @@ import sys
 from email import policy
 from email.parser import BytesHeaderParser, BytesParser
 from email.utils import getaddresses
-from html.parser import HTMLParser
 
 EX_OK = 0
 EX_TEMPFAIL = 75
@@ -36,52 +35,6 @@ FORWARD_MARKERS = (
 )
 
 
-class _HTMLText(HTMLParser):
-    """HTML to plain lines: blocks end lines, scripts and quotes are dropped."""
-
-    BLOCKS = {
-        "p", "div", "br", "li", "ul", "ol", "tr", "table", "h1", "h2", "h3", "h4", "h5", "h6",
-        "pre", "hr", "section", "article", "header", "footer", "dd", "dt",
-    }
-    SKIPPED = {"script", "style", "blockquote", "head", "title"}
-
-    def __init__(self):
-        super().__init__(convert_charrefs=True)
-        self.parts: list[str] = []
-        self.skipping = 0
-
-    def _end_line(self, always=False):
-        if always or (self.parts and not self.parts[-1].endswith("\n")):
-            self.parts.append("\n")
-
-    def handle_starttag(self, tag, attrs):
-        if tag in self.SKIPPED:
-            self.skipping += 1
-        elif tag in self.BLOCKS:
-            self._end_line(always=tag == "br")
-
-    def handle_startendtag(self, tag, attrs):
-        if tag in self.BLOCKS:
-            self._end_line(always=tag == "br")
-
-    def handle_endtag(self, tag):
-        if tag in self.SKIPPED:
-            self.skipping = max(0, self.skipping - 1)
-        elif tag in self.BLOCKS:
-            self._end_line()
-
-    def handle_data(self, data):
-        if not self.skipping:
-            self.parts.append(re.sub(r"\s+", " ", data))
-
-
-def html_to_text(html: str) -> str:
-    parser = _HTMLText()
-    parser.feed(html)
-    parser.close()
-    return "\n".join(line.strip() for line in "".join(parser.parts).split("\n"))
-
-
 def _part_text(part) -> str:
     try:
         return part.get_content()
@@ -102,6 +55,8 @@ def body_text(message) -> str:
     if not isinstance(text, str):
         return ""
     if part.get_content_subtype() == "html":
+        from .htmltext import html_to_text
+
         text = html_to_text(text)
     return text
 
@@ -216,11 +171,11 @@ def read_limited(stream, limit: int):
     return b"".join(kept), total
 
 
-def handle(server, raw: bytes, size: int, envelope_sender: str | None):
-    """Run one message through the pipeline; returns the dispatcher's result or None."""
-    from .dispatch import Request
+def read_message(config, raw: bytes, size: int, envelope_sender: str | None):
+    """(request, refusal) for one message: (None, None) when it must get no answer, a
+    refusal text when it is answered without running (too large)."""
+    from .request import Request
 
-    config = server.config
     limit = config.number("limits.max_message_bytes")
     too_large = size > limit
     if too_large:
@@ -234,19 +189,17 @@ def handle(server, raw: bytes, size: int, envelope_sender: str | None):
     reason = loop_reason(message, envelope_sender, config)
     if reason:
         log.info("dropped without answer: %s", reason)
-        return None
+        return None, None
     sender = reply_address(message)
     if sender is None:
         log.info("dropped: no address to answer")
-        return None
+        return None, None
     key = message_key(message, raw)
     subject = _header(message, "Subject")
     message_id = f"<{message_id_of(message)}>" if message_id_of(message) else None
     if too_large:
-        return server.refuse_message(
-            Request(text=subject, sender=sender, key=key, message_id=message_id),
-            f"Message too large (limit {limit} bytes); nothing was done",
-        )
+        refusal = f"Message too large (limit {limit} bytes); nothing was done"
+        return Request(text=subject, sender=sender, key=key, message_id=message_id), refusal
     lines = strip_body(body_text(message))
     request = Request(
         text=subject,
@@ -256,7 +209,36 @@ def handle(server, raw: bytes, size: int, envelope_sender: str | None):
         message_id=message_id,
         body_lines=lines,
     )
-    return server.execute(request)
+    return request, None
+
+
+def handle(server, raw: bytes, size: int, envelope_sender: str | None, early=None):
+    """Run one message through the pipeline; returns the dispatcher's result or None."""
+    request, refusal = read_message(server.config, raw, size, envelope_sender)
+    if request is None:
+        return None
+    if refusal is not None:
+        return server.refuse_message(request, refusal)
+    return server.execute(request, early=early)
+
+
+def start_password_check(config, text: str):
+    """Begin the argon2 check of the command's password before the rest of the server is
+    imported (see security.EarlyCheck); None when the words name no password."""
+    from . import commands  # noqa: F401  (the command table says where passwords stand)
+    from .grammar import password_of
+    from .security import EarlyCheck
+    from .storage import Store
+
+    pair = password_of(text)
+    if pair is None or not config.db_path.exists():
+        return None
+    store = Store.open(config.db_path)
+    try:
+        stored = store.password_hash(pair[0])
+    finally:
+        store.close()
+    return EarlyCheck(pair[0], pair[1], stored)
 
 
 def setup_logging(config):
@@ -275,15 +257,25 @@ def setup_logging(config):
 
 def main(argv=None) -> int:
     from .config import Config
-    from .dispatch import is_transient, open_server
 
     config = Config.load()
     setup_logging(config)
     try:
         raw, size = read_limited(sys.stdin.buffer, config.number("limits.max_message_bytes"))
+        request, refusal = read_message(config, raw, size, os.environ.get("SENDER"))
+        if request is None:
+            return EX_OK
+        early = start_password_check(config, request.text) if refusal is None else None
+        from .dispatch import open_server
+
         with open_server(config) as server:
-            handle(server, raw, size, os.environ.get("SENDER"))
+            if refusal is not None:
+                server.refuse_message(request, refusal)
+            else:
+                server.execute(request, early=early)
     except Exception as error:
+        from .dispatch import is_transient
+
         if is_transient(error):
             log.warning("temporary failure, the MTA will retry: %s", error)
             return EX_TEMPFAIL

@@ -5,8 +5,6 @@ import json
 import logging
 import os
 import re
-import smtplib
-import socket
 import textwrap
 from dataclasses import dataclass, field
 from datetime import timedelta
@@ -134,6 +132,9 @@ def _smtp_send(config, row) -> dict:
     Raises TransientDeliveryError or PermanentDeliveryError when nobody got it."""
     host, port = config.get("smtp.host"), config.number("smtp.port")
     security = config.get("smtp.security") or "none"
+    import smtplib
+    import socket
+
     timeout = config.number("smtp.timeout")
     recipients = json.loads(row["recipients"])
     try:
@@ -165,53 +166,75 @@ def next_attempt(row, at):
 
 
 def deliver(store, config, row_ids) -> dict:
-    """Send the given outbox rows once each; returns counts by outcome."""
+    """Send the given outbox rows once each; returns counts by outcome. Rows are claimed,
+    and in the Maildir marked sent, a batch at a time: every commit costs an fsync."""
     counts = {"sent": 0, "retry": 0, "failed": 0, "skipped": 0}
     pending = list(row_ids)
     while pending:
-        row_id = pending.pop(0)
+        batch, pending = pending, []
         moment = now()
-        row = store.outbox_claim(row_id, stamp(moment), stamp(moment - STALE_CLAIM))
-        if row is None:
-            counts["skipped"] += 1
-            continue
-        try:
-            if config.get("smtp.host"):
-                refused = _smtp_send(config, row)
-            else:
-                _write_maildir(config, row)
-                refused = {}
-        except PermanentDeliveryError as error:
-            pending.extend(_give_up(store, config, row, str(error)))
-            counts["failed"] += 1
-            continue
-        except (TransientDeliveryError, OSError) as error:
-            outcome, alerts = _retry_or_give_up(store, config, row, moment, str(error))
-            pending.extend(alerts)
-            counts[outcome] += 1
-            continue
-        deferred = [a for a, (code, _) in refused.items() if 400 <= code < 500]
-        rejected = {a: r for a, r in refused.items() if a not in deferred}
-        if rejected:
-            pending.extend(_report_rejected(store, config, row, rejected))
-        if deferred:
-            detail = "; ".join(f"{a}: {refused[a][0]} {refused[a][1]}" for a in deferred)
-            if len(deferred) == len(json.loads(row["recipients"])):
-                outcome, alerts = _retry_or_give_up(store, config, row, moment, detail)
-                pending.extend(alerts)
-                counts[outcome] += 1
-            else:
-                store.outbox_narrow_recipients(
-                    row_id, deferred, detail, stamp(next_attempt(row, moment))
-                )
-                counts["retry"] += 1
-        elif len(rejected) == len(json.loads(row["recipients"])):
-            store.outbox_mark_failed(row_id, _describe(rejected))
-            counts["failed"] += 1
+        rows = store.outbox_claim_many(batch, stamp(moment), stamp(moment - STALE_CLAIM))
+        counts["skipped"] += len(batch) - len(rows)
+        if config.get("smtp.host"):
+            for row in rows:
+                pending.extend(_deliver_by_smtp(store, config, row, moment, counts))
         else:
-            store.outbox_mark_sent(row_id, stamp(now()))
-            counts["sent"] += 1
+            pending.extend(_deliver_to_maildir(store, config, rows, moment, counts))
     return counts
+
+
+def _deliver_to_maildir(store, config, rows, moment, counts) -> list[int]:
+    written, alerts = [], []
+    for row in rows:
+        try:
+            _write_maildir(config, row)
+        except OSError as error:
+            outcome, more = _retry_or_give_up(store, config, row, moment, str(error))
+            alerts.extend(more)
+            counts[outcome] += 1
+        else:
+            written.append(row["id"])
+    if written:
+        store.outbox_mark_sent_many(written, stamp(now()))
+        counts["sent"] += len(written)
+    return alerts
+
+
+def _deliver_by_smtp(store, config, row, moment, counts) -> list[int]:
+    """One row to the relay, marked at once: a message handed over must not go again."""
+    try:
+        refused = _smtp_send(config, row)
+    except PermanentDeliveryError as error:
+        counts["failed"] += 1
+        return _give_up(store, config, row, str(error))
+    except TransientDeliveryError as error:
+        outcome, alerts = _retry_or_give_up(store, config, row, moment, str(error))
+        counts[outcome] += 1
+        return alerts
+    alerts = []
+    deferred = [a for a, (code, _) in refused.items() if 400 <= code < 500]
+    rejected = {a: r for a, r in refused.items() if a not in deferred}
+    recipients = json.loads(row["recipients"])
+    if rejected:
+        alerts.extend(_report_rejected(store, config, row, rejected))
+    if deferred:
+        detail = "; ".join(f"{a}: {refused[a][0]} {refused[a][1]}" for a in deferred)
+        if len(deferred) == len(recipients):
+            outcome, more = _retry_or_give_up(store, config, row, moment, detail)
+            alerts.extend(more)
+            counts[outcome] += 1
+        else:
+            store.outbox_narrow_recipients(
+                row["id"], deferred, detail, stamp(next_attempt(row, moment))
+            )
+            counts["retry"] += 1
+    elif len(rejected) == len(recipients):
+        store.outbox_mark_failed(row["id"], _describe(rejected))
+        counts["failed"] += 1
+    else:
+        store.outbox_mark_sent_many([row["id"]], stamp(now()))
+        counts["sent"] += 1
+    return alerts
 
 
 def _describe(refused) -> str:

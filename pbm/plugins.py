@@ -2,6 +2,7 @@
 
 import os
 import sys
+from collections.abc import Mapping
 
 import pluggy
 
@@ -95,6 +96,69 @@ def plugin_template_packages():
         if package and package not in names:
             names.append(package)
     return names
+
+
+def load_game(name: str):
+    """The game registered as `name`, importing only its own entry point when plugins are
+    not loaded yet: a mail about one game should not import every game. None if unknown."""
+    from .game import validate_game
+
+    for game, _plugin in _registrations():
+        if game.name == name:
+            return game
+    if _loaded or getattr(sys, "_called_from_test", False):
+        return None
+    wanted = os.environ.get("PBM_LOAD_PLUGINS")
+    if wanted is not None and name not in {n.strip() for n in wanted.split(",")}:
+        return None
+    from importlib.metadata import entry_points
+
+    for entry_point in entry_points(group="pbm", name=name):
+        if pm.get_plugin(name) is None:
+            pm.register(entry_point.load(), name=name)
+    for game, _plugin in _registrations():
+        if game.name == name:
+            validate_game(game)
+            return game
+    return None
+
+
+class GameCatalog(Mapping):
+    """The games by command name, loaded as they are asked for: one game by its name, all
+    of them for anything that looks at the whole set."""
+
+    def __init__(self, on_load):
+        self._games = {}
+        self._complete = False
+        self._on_load = on_load
+
+    def _add(self, game):
+        if game.name not in self._games:
+            self._games[game.name] = game
+            self._on_load(game)
+
+    def _load_all(self):
+        if not self._complete:
+            for game in get_games().values():
+                self._add(game)
+            self._complete = True
+
+    def __getitem__(self, name):
+        if name not in self._games and not self._complete:
+            game = load_game(name)
+            if game is not None:
+                self._add(game)
+            else:
+                self._load_all()
+        return self._games[name]
+
+    def __iter__(self):
+        self._load_all()
+        return iter(sorted(self._games))
+
+    def __len__(self):
+        self._load_all()
+        return len(self._games)
 
 
 def get_migration_sets():

@@ -5,18 +5,35 @@ BEGIN IMMEDIATE so two processes never interleave a check and its update.
 """
 
 import json
+import secrets
 import sqlite3
 from contextlib import contextmanager
+from functools import lru_cache
 from pathlib import Path
 
-import sqlite_utils
-
 BUSY_TIMEOUT_SECONDS = 30
+CORE_SET = "pbm"
+_CORE_STEPS = []
 
-core_migrations = sqlite_utils.Migrations("pbm")
+
+def _core_step(step):
+    _CORE_STEPS.append(step)
+    return step
 
 
-@core_migrations()
+@lru_cache(maxsize=1)
+def core_migrations():
+    """The core's sqlite-utils migration set. Built on demand: importing sqlite_utils costs
+    more than a whole mail command, and only `pbm init` and `pbm migrate` need it."""
+    import sqlite_utils
+
+    migrations = sqlite_utils.Migrations(CORE_SET)
+    for step in _CORE_STEPS:
+        migrations()(step)
+    return migrations
+
+
+@_core_step
 def m001_core(db):
     db["users"].create(
         {"userid": str, "password_hash": str, "status": str, "created_at": str, "deleted_at": str},
@@ -160,7 +177,7 @@ def is_busy_or_full(error: BaseException) -> bool:
     return any(w in text for w in ("locked", "busy", "disk is full", "disk i/o"))
 
 
-@core_migrations()
+@_core_step
 def m002_votes_queues_watching_ratings(db):
     db["votes"].create(
         {"board_id": int, "kind": str, "proposer": str, "created_at": str, "accepted": str,
@@ -219,7 +236,7 @@ def m002_votes_queues_watching_ratings(db):
     db["inbox"].create_index(["received_at"])
 
 
-@core_migrations()
+@_core_step
 def m003_abuse_limits_and_outbox_links(db):
     db["rate_events"].create(
         {"id": int, "kind": str, "key": str, "at": str}, pk="id", not_null={"kind", "key", "at"}
@@ -242,7 +259,16 @@ class Store:
 
     def __init__(self, conn: sqlite3.Connection):
         self.conn = conn
-        self.db = sqlite_utils.Database(conn, execute_plugins=False)
+        self._db = None
+
+    @property
+    def db(self):
+        """sqlite-utils on the same connection, for schema work."""
+        if self._db is None:
+            import sqlite_utils
+
+            self._db = sqlite_utils.Database(self.conn, execute_plugins=False)
+        return self._db
 
     @classmethod
     def open(cls, path: Path) -> "Store":
@@ -281,6 +307,20 @@ class Store:
         self.conn.execute("RELEASE SAVEPOINT command")
 
     # -- migrations --------------------------------------------------------------
+
+    def core_pending(self) -> list[tuple[str, str]]:
+        """Core migrations not yet applied, read with plain SQL: every mail checks this."""
+        applied = set()
+        if self._value(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '_sqlite_migrations'"
+        ):
+            applied = {
+                r["name"]
+                for r in self._rows(
+                    "SELECT name FROM _sqlite_migrations WHERE migration_set = ?", (CORE_SET,)
+                )
+            }
+        return [(CORE_SET, step.__name__) for step in _CORE_STEPS if step.__name__ not in applied]
 
     def pending_migrations(self, migration_sets):
         return [(s.name, m.name) for s in migration_sets for m in s.pending(self.db)]
@@ -996,17 +1036,25 @@ class Store:
                 (json.dumps(recipients), next_attempt_at, error, row_id),
             )
 
-    def outbox_claim(self, row_id: int, at: str, stale_before: str):
-        """Take a row for delivery; None if another process has it or it is done."""
+    def outbox_claim_many(self, row_ids, at: str, stale_before: str) -> list[dict]:
+        """Take rows for delivery in one transaction; rows another process holds, or that
+        are done, are left out."""
+        if not row_ids:
+            return []
+        # The time orders claims for staleness; the random tail tells this claim from
+        # another process's claim made in the same second.
+        claim = f"{at}#{secrets.token_hex(8)}"
+        marks = ",".join("?" * len(row_ids))
         with self.write():
-            claimed = self.conn.execute(
-                "UPDATE outbox SET status = 'sending', claimed_at = ? WHERE id = ? AND "
+            self.conn.execute(
+                f"UPDATE outbox SET status = 'sending', claimed_at = ? WHERE id IN ({marks}) AND "
                 "(status = 'pending' OR (status = 'sending' AND claimed_at < ?))",
-                (at, row_id, stale_before),
-            ).rowcount
-            if not claimed:
-                return None
-            return self._row("SELECT * FROM outbox WHERE id = ?", (row_id,))
+                (claim, *row_ids, stale_before),
+            )
+            return self._rows(
+                f"SELECT * FROM outbox WHERE id IN ({marks}) AND claimed_at = ? ORDER BY id",
+                (*row_ids, claim),
+            )
 
     def outbox_due(self, at: str, stale_before: str) -> list[int]:
         return [
@@ -1018,12 +1066,13 @@ class Store:
             )
         ]
 
-    def outbox_mark_sent(self, row_id: int, at: str):
+    def outbox_mark_sent_many(self, row_ids, at: str):
+        marks = ",".join("?" * len(row_ids))
         with self.write():
             self.conn.execute(
-                "UPDATE outbox SET status = 'sent', sent_at = ?, attempts = attempts + 1, "
-                "last_error = NULL WHERE id = ?",
-                (at, row_id),
+                f"UPDATE outbox SET status = 'sent', sent_at = ?, attempts = attempts + 1, "
+                f"last_error = NULL WHERE id IN ({marks})",
+                (at, *row_ids),
             )
 
     def outbox_mark_retry(self, row_id: int, next_attempt_at: str, error: str):

@@ -28,6 +28,18 @@ def _plugin_loaders():
     return loaders
 
 
+def _bytecode_cache(home):
+    """Compiled templates kept in $PBM_HOME/cache: a mail process need not compile them."""
+    if home is None:
+        return None
+    folder = Path(home) / "cache" / "templates"
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return None
+    return jinja2.FileSystemBytecodeCache(str(folder))
+
+
 @lru_cache(maxsize=8)
 def text_environment(home: Path | None = None) -> jinja2.Environment:
     """Operator overrides in $PBM_HOME/templates win over ours, ours over plugins'."""
@@ -38,6 +50,7 @@ def text_environment(home: Path | None = None) -> jinja2.Environment:
     loaders.extend(_plugin_loaders())
     return jinja2.Environment(
         loader=jinja2.ChoiceLoader(loaders),
+        bytecode_cache=_bytecode_cache(home),
         autoescape=False,
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,

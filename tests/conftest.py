@@ -15,7 +15,8 @@ import games.lox
 import games.uknight
 from tests import toygame
 from pbm.config import Config
-from pbm.dispatch import Request, open_server
+from pbm.dispatch import open_server
+from pbm.request import Request
 from pbm.mailin import comment_from, strip_body
 from pbm.plugins import pm
 

@@ -8,7 +8,8 @@ from hypothesis import strategies as st
 
 from pbm.dispatch import open_server
 from pbm.game import MoveError
-from pbm.mailin import body_text, handle, html_to_text, strip_body
+from pbm.htmltext import html_to_text
+from pbm.mailin import body_text, handle, strip_body
 from pbm.plugins import get_games
 from pbm.testing import random_game
 from tests.conftest import STRESS_FACTOR

@@ -94,7 +94,7 @@ def test_no_suggestion_when_nothing_is_close():
         ("help " + "x " * 64, "Command too long"),
         ("help " + "x" * 600, "Command too long"),
         ("knightpanic", "No command given for KnightPanic"),
-        ("knightpanic show 101 -size=5", "The show command takes no options"),
+        ("knightpanic games -size=5", "The games command takes no options"),
         ("knightpanic challenge alice bob --nagtime=abc", "--nagtime must be between 1 and 365"),
     ],
 )
@@ -163,3 +163,34 @@ def test_the_parser_on_plausible_words(words):
         parse(" ".join(words), GAMES)
     except GrammarError as error:
         assert error.message
+
+
+@pytest.mark.parametrize(
+    "text,expected",
+    [
+        ("knightpanic move 101 Alice s3cret a1-c5", ("alice", "s3cret")),
+        ("Re: anygame queue 7 bob pw a1", ("bob", "pw")),
+        ("change password carol old new", ("carol", "old")),
+        ("lox accept 101 dave pw", ("dave", "pw")),
+        ("lox accept dave pw", ("dave", "pw")),
+        ("signup erin pw", None),
+        ("knightpanic show 101", None),
+        ("knightpanic move 101 alice", None),
+        ("", None),
+    ],
+)
+def test_password_of_reads_the_password_position_without_any_game(text, expected):
+    from pbm.grammar import password_of
+
+    assert password_of(text) == expected
+
+
+def test_an_early_password_check_answers_only_for_itself():
+    from pbm.security import EarlyCheck, hash_password
+
+    stored = hash_password("right")
+    early = EarlyCheck("alice", "right", stored)
+    assert early.verdict("alice", "right", stored) is True
+    assert early.verdict("alice", "right", "another hash") is None
+    assert early.verdict("bob", "right", stored) is None
+    assert EarlyCheck("alice", "wrong", stored).verdict("alice", "wrong", stored) is False

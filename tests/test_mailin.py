@@ -10,7 +10,8 @@ import pytest
 from click.testing import CliRunner
 
 from pbm.cli import cli
-from pbm.mailin import html_to_text, strip_body
+from pbm.htmltext import html_to_text
+from pbm.mailin import strip_body
 from tests.conftest import ROOT
 
 FIXTURES = ROOT / "tests" / "mail"

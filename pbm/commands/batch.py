@@ -6,7 +6,7 @@ from ..grammar import command
 @command("multiple", "global", "multiple", max_args=0, batch=True)
 def multiple(server, request, parsed):
     """Runs each line of the body as a command, each in its own transaction, without comments."""
-    from ..dispatch import Request, Result
+    from ..request import Request, Result
 
     lines = [
         line.strip()

@@ -5,7 +5,7 @@ from ..grammar import command
 
 def _cleanup_command(server, request, parsed, games):
     from ..cleanup import run_cleanup
-    from ..dispatch import Result
+    from ..request import Result
     from ..mailout import Mail
 
     if not request.operator:
