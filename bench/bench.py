@@ -72,18 +72,21 @@ def pbm(home, *words):
     return result
 
 
-def move_script(plies, size="7"):
-    import games.knightpanic
+GAME, SIZE = "lox", "13"  # Lox games run long enough for every measurement here
+
+
+def move_script(plies, size=SIZE):
+    """The first `plies` moves of a random Lox game that lasts at least that long."""
+    import games.lox
     from pbm.testing import random_game
 
-    game = games.knightpanic.KnightPanic()
+    game = games.lox.Lox()
     options = game.parse_options({"size": size}, 2)
-    seed = 0
-    while True:
+    for seed in range(2000):
         moves, _ = random_game(game, options, 2, seed, max_plies=plies)
-        if len(moves) == plies:
+        if len(moves) == plies and "pass" not in moves:
             return moves
-        seed += 1
+    raise RuntimeError(f"no random Lox game of {plies} plies")
 
 
 def mail(sender, subject, number, body="bench"):
@@ -111,7 +114,7 @@ def per_message_cost(workdir: Path, runs: int):
     home = init_home(workdir / "pipe")
     for userid in ("white", "black"):
         pbm(home, "signup", userid, "secret", f"{userid}@bench.example")
-    pbm(home, "knightpanic", "challenge", "white", "black", "-size=7")
+    pbm(home, GAME, "challenge", "white", "black", f"-size={SIZE}")
     script = move_script(runs)
     env = env_for(home)
     subprocess.run([sys.executable, "-m", "compileall", "-q", "pbm", "games", "mail_handler.py"],
@@ -120,7 +123,7 @@ def per_message_cost(workdir: Path, runs: int):
     for ply, move in enumerate(script, start=1):
         userid = "white" if ply % 2 else "black"
         raw = mail(f"{userid}@bench.example",
-                   f"knightpanic move 101 {userid} secret {move}#{ply}", ply).as_bytes()
+                   f"{GAME} move 101 {userid} secret {move}#{ply}", ply).as_bytes()
         start = time.perf_counter()
         subprocess.run([sys.executable, str(ROOT / "mail_handler.py")], input=raw, env=env,
                        check=True, cwd=ROOT)
@@ -128,8 +131,8 @@ def per_message_cost(workdir: Path, runs: int):
         start = time.perf_counter()
         subprocess.run([sys.executable, "-c", "pass"], check=True)
         bare.append(time.perf_counter() - start)
-    moved = pbm(home, "knightpanic", "show", "101").output
-    assert f"   {len(script)} " in moved or f"{len(script)} {script[-1]}" in moved, "moves not played"
+    moved = pbm(home, GAME, "show", "101").output
+    assert f"{len(script)} White" in moved or f"): {script[-1]}" in moved, "moves not played"
     h, b = statistics.median(handler) * 1000, statistics.median(bare) * 1000
     report("move mail through mail_handler.py (median)", f"{h:.1f} ms",
            f"python -c pass {b:.1f} ms", f"{h / b:.1f}x")
@@ -176,7 +179,7 @@ def serve_throughput(workdir: Path, messages: int, boards: int):
         players.append(pair)
         for userid in pair:
             pbm(home, "signup", userid, "secret", f"{userid}@bench.example")
-        pbm(home, "knightpanic", "challenge", *pair, "-size=7")
+        pbm(home, GAME, "challenge", *pair, f"-size={SIZE}")
     plies = messages // boards
     scripts = [move_script(plies) for _ in range(boards)]
     port = _free_port()
@@ -193,8 +196,8 @@ def serve_throughput(workdir: Path, messages: int, boards: int):
     finally:
         process.send_signal(signal.SIGTERM)
         process.wait(timeout=60)
-    shown = pbm(home, "knightpanic", "show", "101").output
-    assert f"{plies} {scripts[0][-1]}" in shown, "the moves were not all played"
+    shown = pbm(home, GAME, "show", "101").output
+    assert f"): {scripts[0][-1]}" in shown.split("\n\n\n")[0], "the moves were not all played"
     rate = boards * plies / seconds
     raw = raw_sqlite_rate(workdir, 2000)
     report("pbm serve: move mails over SMTP", f"{rate:.0f} per second",
@@ -206,12 +209,24 @@ def serve_throughput(workdir: Path, messages: int, boards: int):
 
 
 def send_over_smtp(port: int, plan: list):
-    """Run in a separate process: send the planned moves and print the seconds it took."""
+    """Run in a separate process: one SMTP session per board, all at once (each board's
+    moves in order); print the seconds it took."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    by_board = {}
+    for board, ply, userid, move in plan:
+        by_board.setdefault(board, []).append((ply, userid, move))
+
+    def session(board):
+        with smtplib.SMTP("127.0.0.1", port, timeout=300) as client:
+            for ply, userid, move in by_board[board]:
+                client.send_message(mail(f"{userid}@bench.example",
+                                         f"{GAME} move {101 + board} {userid} secret {move}#{ply}",
+                                         f"{board}-{ply}"))
+
     start = time.perf_counter()
-    with smtplib.SMTP("127.0.0.1", port, timeout=120) as client:
-        for n, (board, ply, userid, move) in enumerate(plan):
-            client.send_message(mail(f"{userid}@bench.example",
-                                     f"knightpanic move {101 + board} {userid} secret {move}#{ply}", n))
+    with ThreadPoolExecutor(len(by_board)) as pool:
+        list(pool.map(session, by_board))
     print(time.perf_counter() - start)
 
 
@@ -241,15 +256,15 @@ def populate(home: Path, finished: int, users: int):
         for n in range(finished):
             a, b = f"u{(2 * n) % users:05d}", f"u{(2 * n + 1) % users:05d}"
             board_id = store.create_board(
-                game="knightpanic", number=store.next_board_number("knightpanic"),
-                options={"size": 4, "3d": False, "mover_loses": False, "win_no_move": False},
+                game=GAME, number=store.next_board_number(GAME),
+                options={"size": 11, "control": False},
                 seed=n, nag_days=7, forfeit_days=21, total_days=0, created_at=at, userids=[a, b],
                 rated=True)
-            for ply, (seat, text) in enumerate([(0, "c1-e5"), (1, "a7-c3")], start=1):
+            for ply, (seat, text) in enumerate([(0, "f6"), (1, "g7")], start=1):
                 store.append_move(board_id, ply=ply, seat=seat, userid=(a, b)[seat], kind="move",
                                   text=text, auto=False, charged=60, at=at)
             store.set_board_status(board_id, "finished", finished_at=at)
-            store.add_result(game="knightpanic", board_id=board_id, finished_at=at, rated=True,
+            store.add_result(game=GAME, board_id=board_id, finished_at=at, rated=True,
                              points=1, reason="bench", scores=[(a, 0.0), (b, 1.0)])
     store.close()
 
@@ -262,22 +277,22 @@ def command_latency(home: Path, plies: int, repeats: int):
 
     pbm(home, "signup", "longw", "secret", "longw@bench.example")
     pbm(home, "signup", "longb", "secret", "longb@bench.example")
-    result = pbm(home, "knightpanic", "challenge", "longw", "longb", "-size=7")
+    result = pbm(home, GAME, "challenge", "longw", "longb", "-size=19")
     number = int(result.output.split("(")[1].split(")")[0])
-    script = move_script(plies + repeats)
+    script = move_script(plies + repeats, size="19")
     config = Config.load(home)
     moves, shows = [], []
     with open_server(config) as server:
         for ply, move in enumerate(script, start=1):
             userid = "longw" if ply % 2 else "longb"
-            request = Request(text=f"knightpanic move {number} {userid} secret {move}#{ply}",
+            request = Request(text=f"{GAME} move {number} {userid} secret {move}#{ply}",
                               sender=f"{userid}@bench.example", key=f"lat-{ply}-{random.random()}")
             start = time.perf_counter()
             assert server.execute(request).ok
             if ply > plies:
                 moves.append(time.perf_counter() - start)
                 start = time.perf_counter()
-                assert server.execute(Request(text=f"knightpanic show {number}",
+                assert server.execute(Request(text=f"{GAME} show {number}",
                                               sender="watcher@bench.example")).ok
                 shows.append(time.perf_counter() - start)
     return statistics.median(moves) * 1000, statistics.median(shows) * 1000

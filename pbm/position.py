@@ -18,12 +18,13 @@ class Position:
     plies: list[dict] = field(default_factory=list)
 
     @classmethod
-    def start(cls, game, options, userids, seed) -> "Position":
+    def start(cls, game, options, userids, seed, state=None) -> "Position":
+        """The position before any ply; `state` stands in for the game's own when given."""
         seats = len(userids)
         return cls(
             game=game,
             options=options,
-            state=game.initial_state(options, seats, seed),
+            state=game.initial_state(options, seats, seed) if state is None else state,
             holders=list(userids),
             statuses=[PLAYING] * seats,
             time_used=[0] * seats,
@@ -118,13 +119,13 @@ def canonical_ply(game, state, seat: int, text: str) -> tuple[str, str]:
 def replay(game, options, userids, seed, plies, upto=None, snapshot=None) -> Position:
     """The position after `upto` plies (all by default), from the snapshot when it matches."""
     plies = plies if upto is None else plies[:upto]
-    position = Position.start(game, options, userids, seed)
     if snapshot is not None and upto is None and snapshot[0] == len(plies):
         # Core-side facts (holders, statuses, times) are cheap: replay them without the game.
+        position = Position.start(game, options, userids, seed, state=snapshot[1])
         for ply in plies:
             _apply_core_only(position, ply)
-        position.state = snapshot[1]
         return position
+    position = Position.start(game, options, userids, seed)
     for ply in plies:
         position.apply(ply)
     return position

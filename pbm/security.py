@@ -1,6 +1,10 @@
 """Password hashing (argon2id) and masking of secrets in quoted mail."""
 
+import hashlib
+import hmac
+import secrets
 import threading
+from collections import OrderedDict
 from functools import lru_cache
 
 from argon2 import PasswordHasher
@@ -27,24 +31,70 @@ def verify_password(stored_hash: str | None, password: str) -> bool:
         return False
 
 
+class PasswordCache:
+    """Successful checks remembered by a long-running service (pbm serve), so that every
+    move of a player does not pay argon2 again. Only a digest keyed with a random
+    per-process key is kept, in memory; a new hash (a new password) misses the cache."""
+
+    def __init__(self, size: int = 10000):
+        self._key = secrets.token_bytes(32)
+        self._known: OrderedDict[bytes, None] = OrderedDict()
+        self._size = size
+        self._lock = threading.Lock()
+
+    def _digest(self, userid, password, stored_hash) -> bytes:
+        text = f"{userid}\0{stored_hash}\0{password}".encode("utf-8", "surrogatepass")
+        return hmac.new(self._key, text, hashlib.sha256).digest()
+
+    def known(self, userid: str, password: str, stored_hash: str | None) -> bool:
+        if stored_hash is None:
+            return False
+        digest = self._digest(userid, password, stored_hash)
+        with self._lock:
+            if digest in self._known:
+                self._known.move_to_end(digest)
+                return True
+        return False
+
+    def remember(self, userid: str, password: str, stored_hash: str):
+        digest = self._digest(userid, password, stored_hash)
+        with self._lock:
+            self._known[digest] = None
+            while len(self._known) > self._size:
+                self._known.popitem(last=False)
+
+
 class EarlyCheck:
     """A password check started as soon as the words name the password: argon2 releases
-    the GIL, so it runs on another core while the rest of the server starts."""
+    the GIL, so it runs on another core while the rest of the server starts (or, in
+    pbm serve, while the previous command commits)."""
 
-    def __init__(self, userid: str, password: str, stored_hash: str | None):
+    def __init__(self, userid: str, password: str, stored_hash: str | None,
+                 cache: PasswordCache | None = None, background: bool = True):
         self._checked = (userid, password, stored_hash)
+        self._cache = cache
         self._verdict = False
-        self._thread = threading.Thread(target=self._run, daemon=True)
-        self._thread.start()
+        self._thread = None
+        if cache is not None and cache.known(userid, password, stored_hash):
+            self._verdict = True
+        elif background:
+            self._thread = threading.Thread(target=self._run, daemon=True)
+            self._thread.start()
+        else:
+            self._run()
 
     def _run(self):
-        self._verdict = verify_password(self._checked[2], self._checked[1])
+        userid, password, stored_hash = self._checked
+        self._verdict = verify_password(stored_hash, password)
+        if self._verdict and self._cache is not None:
+            self._cache.remember(userid, password, stored_hash)
 
     def verdict(self, userid: str, password: str, stored_hash: str | None) -> bool | None:
         """The verdict for exactly this check, waiting for it; None for any other."""
         if (userid, password, stored_hash) != self._checked:
             return None
-        self._thread.join()
+        if self._thread is not None:
+            self._thread.join()
         return self._verdict
 
 

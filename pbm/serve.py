@@ -11,7 +11,8 @@ from concurrent.futures import ThreadPoolExecutor
 from aiosmtpd.controller import Controller
 
 from .dispatch import is_transient, open_server
-from .mailin import handle
+from .mailin import read_message
+from .security import EarlyCheck, PasswordCache
 
 log = logging.getLogger("pbm.serve")
 FLUSH_EVERY_SECONDS = 60
@@ -25,6 +26,10 @@ class MailService:
         local, _, domain = config.get("server.address").lower().rpartition("@")
         self.local, self.domain = local, domain
         self.worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="pbm-db")
+        # Reading and password checking run beside the writer: argon2 uses the other core.
+        self.readers = ThreadPoolExecutor(max_workers=2, thread_name_prefix="pbm-read")
+        self.passwords = PasswordCache()
+        self._local = threading.local()
         self._opened = None
         self._server = None
 
@@ -42,7 +47,10 @@ class MailService:
         raw = envelope.original_content or envelope.content
         loop = asyncio.get_running_loop()
         try:
-            await loop.run_in_executor(self.worker, self._process, raw, envelope.mail_from or "")
+            prepared = await loop.run_in_executor(
+                self.readers, self._prepare, raw, envelope.mail_from or ""
+            )
+            await loop.run_in_executor(self.worker, self._process, *prepared)
         except Exception as error:
             if is_transient(error):
                 log.warning("temporary failure, the client should retry: %s", error)
@@ -50,8 +58,34 @@ class MailService:
             log.exception("unexpected failure outside a command")
         return "250 2.0.0 Message accepted"
 
-    def _process(self, raw: bytes, envelope_sender: str):
-        handle(self._pipeline(), raw, len(raw), envelope_sender)
+    def _prepare(self, raw: bytes, envelope_sender: str):
+        """Parse the message and check its password, off the writer's thread."""
+        from .grammar import password_of
+
+        request, refusal = read_message(self.config, raw, len(raw), envelope_sender)
+        early = None
+        if request is not None and refusal is None:
+            pair = password_of(request.text)
+            if pair is not None:
+                stored = self._reader_store().password_hash(pair[0])
+                early = EarlyCheck(*pair, stored, cache=self.passwords, background=False)
+        return request, refusal, early
+
+    def _reader_store(self):
+        from .storage import Store
+
+        if getattr(self._local, "store", None) is None:
+            self._local.store = Store.open(self.config.db_path)
+        return self._local.store
+
+    def _process(self, request, refusal, early):
+        if request is None:
+            return
+        server = self._pipeline()
+        if refusal is not None:
+            server.refuse_message(request, refusal)
+        else:
+            server.execute(request, early=early)
 
     def _pipeline(self):
         if self._server is None:
@@ -71,6 +105,7 @@ class MailService:
 
         self.worker.submit(shut).result()
         self.worker.shutdown()
+        self.readers.shutdown()
 
 
 def serve(config, host: str, port: int, ready=None):

@@ -194,3 +194,20 @@ def test_an_early_password_check_answers_only_for_itself():
     assert early.verdict("alice", "right", "another hash") is None
     assert early.verdict("bob", "right", stored) is None
     assert EarlyCheck("alice", "wrong", stored).verdict("alice", "wrong", stored) is False
+
+
+def test_the_password_cache_of_pbm_serve_remembers_only_successes():
+    from pbm.security import EarlyCheck, PasswordCache, hash_password
+
+    stored = hash_password("right")
+    cache = PasswordCache(size=2)
+    assert not cache.known("alice", "right", stored)
+    assert EarlyCheck("alice", "right", stored, cache=cache, background=False).verdict(
+        "alice", "right", stored)
+    assert cache.known("alice", "right", stored)
+    assert not cache.known("alice", "right", hash_password("right")), "a new hash misses"
+    EarlyCheck("alice", "wrong", stored, cache=cache, background=False)
+    assert not cache.known("alice", "wrong", stored)
+    cache.remember("bob", "x", "h1")
+    cache.remember("carol", "y", "h2")
+    assert not cache.known("alice", "right", stored), "the oldest entry makes room"
