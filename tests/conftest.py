@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+import games.knightline
 import games.knightpanic
 import games.knightvision
 import games.lox
@@ -30,7 +31,7 @@ def register(module, name):
         pm.register(module, name=name)
 
 
-for _module in (games.knightpanic, games.knightvision, games.lox, games.uknight):
+for _module in (games.knightline, games.knightpanic, games.knightvision, games.lox, games.uknight):
     register(_module, _module.__name__.split(".")[-1])
 register(toygame, "tally")
 

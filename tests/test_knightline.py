@@ -8,13 +8,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import games.knightline
 from games.knightline import KnightLine
 from pbm.game import MoveError, OptionError
 from pbm.testing import check_game
-from tests.conftest import body_of, register
+from tests.conftest import body_of
 
-register(games.knightline, "knightline")
 
 game = KnightLine()
 WHITE, BLACK, RED = 0, 1, 2
