@@ -82,7 +82,7 @@ def test_full_uknight_game_by_mail(project_env, tmp_path):
     got = inbox(home, seen)
     body = got["alice@example.org"][0].get_content()
     assert "bob has swapped sides." in body
-    assert "   White        Black\n   bob          alice" in body
+    assert "   1 White (alice): A3\n   2 Black (bob): swap" in body
     assert "It is alice's turn." in body
 
     move(env, "alice", "D4,rem")
