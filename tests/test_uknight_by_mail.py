@@ -109,7 +109,8 @@ def test_full_uknight_game_by_mail(project_env, tmp_path):
         assert "(White's stones form a single group)" in body
         assert "Last turn (White): placed H5." in body
         assert "  9   w   .   .  [w]  I" in body
-        assert "   1 A3         2 swap" in body and "  29 pass      30 H5" in body
+        assert "   1 White (alice): A3\n   2 Black (bob): swap" in body
+        assert "  29 Black (alice): pass\n  30 White (bob): H5" in body
 
     move(env, "alice", "A2")
     [refusal] = inbox(home, seen)["alice@example.org"]
