@@ -605,11 +605,13 @@ def random_position(size, seed, count, **flags):
             pyramid = layer + pyramid
         if len(pyramid) <= count:
             break
-    occupied = {p: rng.randrange(2) for p in pyramid}
+    colours = [index % 2 for index in range(count)]  # as even as in a real game
+    rng.shuffle(colours)
+    occupied = dict(zip(pyramid, colours))
     every_point = [p for level in range(1, size + 1) for p in spec_points(size, level)]
     while len(occupied) < count:
         free = [p for p in every_point if p not in occupied and spec_supported(occupied, *p)]
-        occupied[rng.choice(free)] = rng.randrange(2)
+        occupied[rng.choice(free)] = colours[len(occupied)]
     pieces = sorted([*p, seat] for p, seat in occupied.items())
     return dict(start(size, **flags), pieces=pieces, to_move=rng.randrange(2))
 
