@@ -60,7 +60,8 @@ def test_the_database_uses_wal_and_is_migrated(harness):
     assert store.conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     from pbm.storage import core_migrations
 
-    assert store.pending_migrations([core_migrations]) == []
+    assert store.pending_migrations([core_migrations()]) == []
+    assert store.core_pending() == []
 
 
 def test_a_refused_command_leaves_no_trace_but_its_answer(harness):
