@@ -14,12 +14,12 @@ import games.knightpanic
 import games.knightvision
 import games.lox
 import games.uknight
-from tests import toygame
 from pbm.config import Config
 from pbm.dispatch import open_server
-from pbm.request import Request
 from pbm.mailin import comment_from, strip_body
 from pbm.plugins import pm
+from pbm.request import Request
+from tests import toygame
 
 ROOT = Path(__file__).resolve().parent.parent
 # `make stress` sets PBM_STRESS=1: more processes, kills and fuzzing examples.

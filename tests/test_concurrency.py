@@ -8,10 +8,7 @@ accepted move produced exactly one mail per recipient. `make stress` runs it big
 import email
 import email.policy
 import random
-import subprocess
-import sys
 from concurrent.futures import ThreadPoolExecutor
-from email.message import EmailMessage
 
 from click.testing import CliRunner
 
@@ -19,7 +16,8 @@ import games.knightpanic
 from pbm.cli import cli
 from pbm.storage import Store
 from pbm.testing import random_game
-from tests.conftest import GENEROUS_LIMITS, ROOT, STRESS_FACTOR
+from tests.conftest import GENEROUS_LIMITS, STRESS_FACTOR
+from tests.mailpipe import command_mail, pipe
 
 STRESS = STRESS_FACTOR > 1
 BOARDS = 8 if STRESS else 4
@@ -28,13 +26,8 @@ WORKERS = 8
 
 
 def message(sender, subject, tag):
-    mail = EmailMessage()
-    mail["From"] = sender
-    mail["To"] = "pbm@localhost"
-    mail["Subject"] = subject
-    mail["Message-ID"] = f"<{tag}@race.example>"
-    mail.set_content(f"msg {tag}\n")
-    return tag, mail.as_bytes()
+    """(tag, raw mail): the tag names the message in its Message-ID and its comment."""
+    return tag, command_mail(sender, subject, f"msg {tag}\n", f"<{tag}@race.example>")
 
 
 def scripts(count, plies):
@@ -49,11 +42,6 @@ def scripts(count, plies):
     return found
 
 
-def run_handler(env, raw):
-    return subprocess.run(
-        [sys.executable, str(ROOT / "mail_handler.py")], input=raw, env=env, cwd=ROOT,
-        capture_output=True, timeout=120,
-    )
 
 
 def test_concurrent_mail_keeps_every_board_consistent(project_env, tmp_path):
@@ -100,7 +88,7 @@ def test_concurrent_mail_keeps_every_board_consistent(project_env, tmp_path):
                 expectation[correct[0]] = expectation[twin[0]] = "one of the pair"
                 expectation[out_of_turn[0]] = expectation[stale[0]] = "refused"
             rng.shuffle(wave)
-            results = list(pool.map(lambda item: run_handler(project_env, item[1]), wave))
+            results = list(pool.map(lambda item: pipe(project_env, item[1]), wave))
             sent += len(wave)
             assert all(r.returncode == 0 for r in results), [r.stderr[-500:] for r in results if r.returncode]
     assert sent == BOARDS * PLIES * 5

@@ -17,7 +17,8 @@ from pbm.cli import cli
 from pbm.storage import Store
 from pbm.testing import random_game
 from tests.conftest import GENEROUS_LIMITS, ROOT, STRESS_FACTOR
-from tests.test_concurrency import message, run_handler
+from tests.mailpipe import pipe
+from tests.test_concurrency import message
 
 KILLS = 60 if STRESS_FACTOR > 1 else 8
 
@@ -50,7 +51,7 @@ def test_a_killed_handler_leaves_all_or_nothing(project_env, tmp_path):
         seed += 1
 
     start = time.monotonic()
-    probe = run_handler(project_env, message("nobody@kill.example", "help", "probe")[1])
+    probe = pipe(project_env, message("nobody@kill.example", "help", "probe")[1])
     assert probe.returncode == 0
     typical = time.monotonic() - start
     rng = random.Random(2026)
@@ -80,7 +81,7 @@ def test_a_killed_handler_leaves_all_or_nothing(project_env, tmp_path):
             assert rows == []
             outcomes["nothing"] += 1
 
-        again = run_handler(project_env, raw)
+        again = pipe(project_env, raw)
         assert again.returncode == 0
         plies, seen, rows = state_of(home, 101, f"{key}@race.example")
         assert seen and [p["text"] for p in plies] == script[:ply]

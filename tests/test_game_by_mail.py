@@ -1,48 +1,16 @@
 """A complete Knight Panic game played by mail, from challenge to win, through mail_handler.py."""
 
-import email
-import email.policy
 import subprocess
 import sys
-from email.message import EmailMessage
 
 import pytest
 from click.testing import CliRunner
 
 from pbm.cli import cli
 from tests.conftest import ROOT
+from tests.mailpipe import inbox, send
 
 MOVES = ["c1-a5", "a7-c3", "g1-e5", "c7-a3", "e5-a7", "a3-c7", "a5-c1", "c7-e3", "e1-c5"]
-
-
-def send(env, sender, subject, body="", number=[0]):
-    number[0] += 1
-    message = EmailMessage()
-    message["From"] = sender
-    message["To"] = "pbm@localhost"
-    message["Subject"] = subject
-    message["Message-ID"] = f"<game-{number[0]}@test.example>"
-    message.set_content(body or "\n")
-    result = subprocess.run(
-        [sys.executable, str(ROOT / "mail_handler.py")],
-        input=message.as_bytes(),
-        env=env,
-        cwd=ROOT,
-        capture_output=True,
-        timeout=60,
-    )
-    assert result.returncode == 0, result.stderr.decode()
-
-
-def inbox(home, seen):
-    by_address = {}
-    for path in sorted((home / "outbox" / "new").iterdir()):
-        if path.name in seen:
-            continue
-        seen.add(path.name)
-        message = email.message_from_bytes(path.read_bytes(), policy=email.policy.default)
-        by_address.setdefault(str(message["To"]), []).append(message)
-    return by_address
 
 
 @pytest.mark.parametrize("size", [4])

@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from pbm.cli import cli
 from pbm.storage import Store
 from tests.conftest import GENEROUS_LIMITS, ROOT
-from tests.test_mailin import deliver
+from tests.mailpipe import pipe
 
 CORPUS = sorted((ROOT / "tests" / "hostile").glob("*.eml"))
 NO_ANSWER = {
@@ -70,7 +70,7 @@ def test_hostile_corpus(project_env, home):
     messages += [("91", big_message(91, attachment=False)), ("92", big_message(92, attachment=True))]
     assert all(len(raw) > 10_000_000 for number, raw in messages if number in ("91", "92"))
     with ThreadPoolExecutor(4) as pool:
-        results = list(pool.map(lambda item: (item[0], deliver(project_env, item[1])), messages))
+        results = list(pool.map(lambda item: (item[0], pipe(project_env, item[1])), messages))
     for number, result in results:
         assert result.returncode == 0, (number, result.stderr.decode()[-800:])
 

@@ -13,7 +13,6 @@ from pbm.game import MoveError, OptionError
 from pbm.testing import check_game
 from tests.conftest import body_of
 
-
 game = KnightLine()
 WHITE, BLACK, RED = 0, 1, 2
 

@@ -1,56 +1,20 @@
 """Three-player Knight Line games by mail, from signup to the end, through mail_handler.py."""
 
-import email
-import email.policy
-import itertools
-import subprocess
-import sys
-from email.message import EmailMessage
 
 import pytest
 from click.testing import CliRunner
 
 from pbm.cli import cli
-from tests.conftest import ROOT
+from tests.mailpipe import inbox, send
 from tests.test_knightline import RED_WILDCARD_LINE, THREE_PLAYER_DRAW
 
 PLAYERS = ("alice", "bob", "carol")
 ADDRESSES = [f"{userid}@example.org" for userid in PLAYERS]
-message_numbers = itertools.count(1)
 
 
 @pytest.fixture
 def knightline_env(project_env):
     return dict(project_env, PBM_LOAD_PLUGINS="knightline")
-
-
-def send(env, sender, subject, body=""):
-    message = EmailMessage()
-    message["From"] = sender
-    message["To"] = "pbm@localhost"
-    message["Subject"] = subject
-    message["Message-ID"] = f"<knightline-{next(message_numbers)}@test.example>"
-    message.set_content(body or "\n")
-    result = subprocess.run(
-        [sys.executable, str(ROOT / "mail_handler.py")],
-        input=message.as_bytes(),
-        env=env,
-        cwd=ROOT,
-        capture_output=True,
-        timeout=60,
-    )
-    assert result.returncode == 0, result.stderr.decode()
-
-
-def inbox(home, seen):
-    by_address = {}
-    for path in sorted((home / "outbox" / "new").iterdir()):
-        if path.name in seen:
-            continue
-        seen.add(path.name)
-        message = email.message_from_bytes(path.read_bytes(), policy=email.policy.default)
-        by_address.setdefault(str(message["To"]), []).append(message)
-    return by_address
 
 
 def sign_up_and_challenge(env, home, seen, options):

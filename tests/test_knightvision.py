@@ -14,7 +14,7 @@ from games.knightvision import KnightVision, Position
 from pbm.game import MoveError, OptionError
 from pbm.testing import check_game, random_game
 from tests.conftest import body_of
-
+from tests.spec_pictures import EMPTY_9X9, KNIGHT_PICTURE_9X9, KV1, KV2, KV5
 
 game = KnightVision()
 WHITE, BLACK = 0, 1
@@ -70,76 +70,6 @@ def throws(moves) -> set[str]:
 
 
 # -- pictures copied verbatim from the specs -------------------------------------------
-
-KV1 = """\
-      a b c d e f g h i
-   1  . . . . . . . . .  1
-    2  . . . . . o o . .  2
-     3  . . b o . . . o .  3
-      4  . . o . . . . o .  4
-       5  . . . . w . . . .  5
-        6  . o . . . . o . .  6
-         7  . o . . . o . . .  7
-          8  . . o o . . . . .  8
-           9  . . . . . . . . .  9
-               a b c d e f g h i
-"""
-
-KV2 = """\
-      a b c d e f g h i
-   1  . . . . . . . . .  1
-    2  . . . . . w . . .  2
-     3  . . . . . . . . .  3
-      4  . . w . . . . . .  4
-       5  . . . . . . . . .  5
-        6  . . . . . . w . .  6
-         7  . . . . . . . . .  7
-          8  . . . . . . . . .  8
-           9  b . . . . . . . .  9
-               a b c d e f g h i
-"""
-
-KV5 = """\
-      a b c d e f g h i
-   1  w . . . . . . . .  1
-    2  . . b . . . . . .  2
-     3  . b . . . . . . .  3
-      4  . . . . . . . . .  4
-       5  . . . . . . . . .  5
-        6  . . . . . . . . .  6
-         7  . . . . . . . . .  7
-          8  . . . . . . . . .  8
-           9  . . . . . . . . .  9
-               a b c d e f g h i
-"""
-
-KNIGHT_PICTURE_9X9 = """\
-      a b c d e f g h i
-   1  . . . . - . . . -  1
-    2  . . . . - N N - .  2
-     3  . . . N - . - N .  3
-      4  . . N . - - . N .  4
-       5  - - - - * - - - -  5
-        6  . N . - - . N . .  6
-         7  . N - . - N . . .  7
-          8  . - N N - . . . .  8
-           9  - . . . - . . . .  9
-               a b c d e f g h i
-"""
-
-EMPTY_9X9 = """\
-      a b c d e f g h i
-   1  . . . . . . . . .  1
-    2  . . . . . . . . .  2
-     3  . . . . . . . . .  3
-      4  . . . . . . . . .  4
-       5  . . . . . . . . .  5
-        6  . . . . . . . . .  6
-         7  . . . . . . . . .  7
-          8  . . . . . . . . .  8
-           9  . . . . . . . . .  9
-               a b c d e f g h i
-"""
 
 LAST_ROWS_11X11 = """\
            9  . . . . . . . . . . .  9

@@ -2,16 +2,11 @@
 flying over a friend to capture, refusals with their reasons, and a chain that survives
 the opponent's turn."""
 
-import email
-import email.policy
-import subprocess
-import sys
-from email.message import EmailMessage
 
 from click.testing import CliRunner
 
 from pbm.cli import cli
-from tests.conftest import ROOT
+from tests.mailpipe import inbox, send
 
 PASSWORDS = {"alice": "pw-alice", "bob": "pw-bob"}
 
@@ -68,36 +63,6 @@ w b knights, W B stacks (a knight with an axe), [ ] last move
 White (w W) joins top-bottom: rows 1 and 9
 Black (b B) joins left-right: columns a and i
 Last move: g8xg3 by Black"""
-
-
-def send(env, sender, subject, number=[0]):
-    number[0] += 1
-    message = EmailMessage()
-    message["From"] = sender
-    message["To"] = "pbm@localhost"
-    message["Subject"] = subject
-    message["Message-ID"] = f"<knightvision-{number[0]}@test.example>"
-    message.set_content("\n")
-    result = subprocess.run(
-        [sys.executable, str(ROOT / "mail_handler.py")],
-        input=message.as_bytes(),
-        env=env,
-        cwd=ROOT,
-        capture_output=True,
-        timeout=60,
-    )
-    assert result.returncode == 0, result.stderr.decode()
-
-
-def inbox(home, seen):
-    by_address = {}
-    for path in sorted((home / "outbox" / "new").iterdir()):
-        if path.name in seen:
-            continue
-        seen.add(path.name)
-        message = email.message_from_bytes(path.read_bytes(), policy=email.policy.default)
-        by_address.setdefault(str(message["To"]), []).append(message)
-    return by_address
 
 
 def command(userid, move, guard=""):

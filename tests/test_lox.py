@@ -12,7 +12,7 @@ from games.lox import BLUE, RED, Lox, count_seen, put_stone
 from pbm.game import MoveError, OptionError
 from pbm.testing import check_game, play, random_game
 from tests.conftest import body_of
-
+from tests.spec_pictures import LX1, LX2, LX3
 
 game = Lox()
 
@@ -27,51 +27,6 @@ h3 b8 h2 e9 i2 d1 a8 i7 f1 a4 i3 h9 b6 pass
 LX1_STONES = {"f2": RED, "f9": RED, "b6": RED, "j6": RED}
 
 # The pictures of spec lox.md section 10, verbatim.
-LX1 = """\
-      a b c d e f g h i j k
-   1  . . . . . . . . . . .  1
-    2  . . . . . R . . . . .  2
-     3  . . . . . . . . . . .  3
-      4  . . . . . . . . . . .  4
-       5  . . . . . . . . . . .  5
-        6  . R . . . . . . . R .  6
-         7  . . . . . . . . . . .  7
-          8  . . . . . . . . . . .  8
-           9  . . . . . R . . . . .  9
-           10  . . . . . . . . . . .  10
-            11  . . . . . . . . . . .  11
-                 a b c d e f g h i j k"""
-
-LX2 = """\
-      a b c d e f g h i j k
-   1  . . . . . . . . . . .  1
-    2  . . . . . R . . . . .  2
-     3  . . . . . . . . . . .  3
-      4  . . . . . . . . . . .  4
-       5  . . . . . . . . . . .  5
-        6  . R . . . . . . . R .  6
-         7  . . . . . B . . . . .  7
-          8  . . . . . . . . . . .  8
-           9  . . . . . R . . . . .  9
-           10  . . . . . . . . . . .  10
-            11  . . . . . . . . . . .  11
-                 a b c d e f g h i j k"""
-
-LX3 = """\
-      a b c d e f g h i j k
-   1  . . . . . . . . . . .  1
-    2  . . . . . R . . . . .  2
-     3  . . . . . . . . . . .  3
-      4  . . . . . . . . . . .  4
-       5  . . . . . . . . . . .  5
-        6  . R . . . B . . . R .  6
-         7  . . . . . . . . . . .  7
-          8  . . . . . . . . . . .  8
-           9  . . . . . R . . . . .  9
-           10  . . . . . . . . . . .  10
-            11  . . . . . . . . . . .  11
-                 a b c d e f g h i j k"""
-
 
 def options(**raw):
     return game.parse_options({name: value for name, value in raw.items()}, 2)
@@ -178,7 +133,7 @@ def test_conformance():
 
 def test_lx1_control_forbids_placement():
     state = position(LX1_STONES, BLUE)
-    assert picture_of(state) == LX1
+    assert picture_of(state) == LX1.rstrip("\n")
     f6 = cell(state, "f6")
     assert game.sight_text(state, f6) == "f6 sees Red b6, f2, f9, j6"
     assert game.controller(state, f6) == RED
@@ -202,7 +157,7 @@ def test_lx2_a_stone_blocks_sight():
     assert game.sight_text(state, f7) == "f7 sees Red f2, f9"
     assert game.controller(state, f7) is None
     state = move(state, "f7")
-    assert picture_of(state).replace("[B]", " B ") == LX2
+    assert picture_of(state).replace("[B]", " B ") == LX2.rstrip("\n")
     assert "[B]" in picture_of(state).split("\n")[7], "the last move is marked"
     f6 = cell(state, "f6")
     assert game.sight_text(state, f6) == "f6 sees Red b6, f2, j6 and Blue f7"
@@ -213,7 +168,7 @@ def test_lx2_a_stone_blocks_sight():
 
 def test_lx3_replacement():
     state = position(LX1_STONES | {"f6": BLUE}, RED)
-    assert picture_of(state) == LX3
+    assert picture_of(state) == LX3.rstrip("\n")
     f6 = cell(state, "f6")
     assert game.sight_text(state, f6) == "f6 sees Red b6, f2, f9, j6"
     assert game.controls(state, RED, f6)

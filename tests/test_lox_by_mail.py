@@ -1,15 +1,10 @@
 """A complete Lox game by mail through mail_handler.py: swap, refusals, a replacement, the win."""
 
-import email
-import email.policy
-import subprocess
-import sys
-from email.message import EmailMessage
 
 from click.testing import CliRunner
 
 from pbm.cli import cli
-from tests.conftest import ROOT
+from tests.mailpipe import inbox, send
 
 PASSWORDS = {"alice": "pw-alice", "bob": "pw-bob"}
 # After alice's e5 and bob's swap, alice plays Blue (odd plies) and bob Red (even plies).
@@ -32,36 +27,6 @@ REFUSED = {
         "than half)",
     ),
 }
-
-
-def send(env, sender, subject, number=[0]):
-    number[0] += 1
-    message = EmailMessage()
-    message["From"] = sender
-    message["To"] = "pbm@localhost"
-    message["Subject"] = subject
-    message["Message-ID"] = f"<lox-{number[0]}@test.example>"
-    message.set_content("\n")
-    result = subprocess.run(
-        [sys.executable, str(ROOT / "mail_handler.py")],
-        input=message.as_bytes(),
-        env=env,
-        cwd=ROOT,
-        capture_output=True,
-        timeout=60,
-    )
-    assert result.returncode == 0, result.stderr.decode()
-
-
-def inbox(home, seen):
-    by_address = {}
-    for path in sorted((home / "outbox" / "new").iterdir()):
-        if path.name in seen:
-            continue
-        seen.add(path.name)
-        message = email.message_from_bytes(path.read_bytes(), policy=email.policy.default)
-        by_address.setdefault(str(message["To"]), []).append(message)
-    return by_address
 
 
 def command(userid, ply, move):

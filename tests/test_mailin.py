@@ -3,8 +3,6 @@
 import email
 import email.policy
 import sqlite3
-import subprocess
-import sys
 
 import pytest
 from click.testing import CliRunner
@@ -13,22 +11,11 @@ from pbm.cli import cli
 from pbm.htmltext import html_to_text
 from pbm.mailin import strip_body
 from tests.conftest import ROOT
+from tests.mailpipe import pipe
 
 FIXTURES = ROOT / "tests" / "mail"
 
 
-def deliver(env, raw: bytes, sender=None):
-    run_env = dict(env)
-    if sender is not None:
-        run_env["SENDER"] = sender
-    return subprocess.run(
-        [sys.executable, str(ROOT / "mail_handler.py")],
-        input=raw,
-        env=run_env,
-        cwd=ROOT,
-        capture_output=True,
-        timeout=60,
-    )
 
 
 def fixture(name: str) -> bytes:
@@ -65,25 +52,25 @@ def server(project_env, tmp_path):
 def test_a_game_opening_through_every_kind_of_mail(server):
     env, box = server
 
-    assert deliver(env, fixture("signup_plain.eml")).returncode == 0
+    assert pipe(env, fixture("signup_plain.eml")).returncode == 0
     [mail] = box.fresh()
     assert mail["Subject"] == "Account carol created" and mail["To"] == "carol@example.org"
     assert mail["In-Reply-To"] == "<signup-carol-1@example.org>"
 
-    assert deliver(env, fixture("challenge_multipart.eml")).returncode == 0
+    assert pipe(env, fixture("challenge_multipart.eml")).returncode == 0
     mails = box.fresh()
     assert {m["Subject"] for m in mails} == {"New KnightPanic Board 101 alice **"}
     body = mails[0].get_content()
     assert "Challenger writes:\nLet's play, Bob!" in body and "(html)" not in body
 
-    assert deliver(env, fixture("move_html_only.eml")).returncode == 0
+    assert pipe(env, fixture("move_html_only.eml")).returncode == 0
     mails = box.fresh()
     assert {m["Subject"] for m in mails} == {"KnightPanic Board 101 bob **"}
     body = mails[0].get_content()
     assert "alice writes:\nYour turn, Bob & good luck\nSecond line\nThird line" in body
     assert "Earlier board text" not in body and "alert" not in body and "color" not in body
 
-    assert deliver(env, fixture("move_quoted_printable.eml")).returncode == 0
+    assert pipe(env, fixture("move_quoted_printable.eml")).returncode == 0
     mails = box.fresh()
     assert sorted(m["To"] for m in mails) == ["alice@example.org", "bob@example.org"]
     body = mails[0].get_content()
@@ -91,13 +78,13 @@ def test_a_game_opening_through_every_kind_of_mail(server):
     for line in body.split("\n"):
         assert len(line) <= 76
 
-    assert deliver(env, fixture("reply_quoting_server_mail.eml")).returncode == 0
+    assert pipe(env, fixture("reply_quoting_server_mail.eml")).returncode == 0
     mails = box.fresh()
     body = mails[0].get_content()
     assert "   3 a1-c5" in body
     assert "alice writes:\nTaking the flank.\n" in body and "wrote:" not in body
 
-    assert deliver(env, fixture("reply_without_quote_marks.eml")).returncode == 0
+    assert pipe(env, fixture("reply_without_quote_marks.eml")).returncode == 0
     body = box.fresh()[0].get_content()
     assert "bob writes:\nHm.\n" in body
 
@@ -105,7 +92,7 @@ def test_a_game_opening_through_every_kind_of_mail(server):
 def test_errors_go_to_reply_to(server):
     env, box = server
     raw = fixture("move_quoted_printable.eml")
-    assert deliver(env, raw).returncode == 0
+    assert pipe(env, raw).returncode == 0
     [mail] = box.fresh()
     assert mail["To"] == "bob.home@example.org"
     assert mail["Subject"] == "KnightPanic error"
@@ -118,22 +105,22 @@ def test_errors_go_to_reply_to(server):
 )
 def test_mail_that_must_get_no_answer(server, name):
     env, box = server
-    result = deliver(env, fixture(name))
+    result = pipe(env, fixture(name))
     assert result.returncode == 0
     assert box.fresh() == []
 
 
 def test_null_envelope_sender_gets_no_answer(server):
     env, box = server
-    assert deliver(env, fixture("signup_plain.eml"), sender="").returncode == 0
+    assert pipe(env, fixture("signup_plain.eml"), sender="").returncode == 0
     assert box.fresh() == []
 
 
 def test_a_message_id_seen_before_is_not_processed_twice(server):
     env, box = server
-    assert deliver(env, fixture("challenge_multipart.eml")).returncode == 0
+    assert pipe(env, fixture("challenge_multipart.eml")).returncode == 0
     assert len(box.fresh()) == 2
-    assert deliver(env, fixture("challenge_multipart.eml")).returncode == 0
+    assert pipe(env, fixture("challenge_multipart.eml")).returncode == 0
     assert box.fresh() == []
     result = CliRunner().invoke(cli, ["--home", env["PBM_HOME"], "knightpanic", "games"])
     assert "  101" in result.output and "  102" not in result.output
@@ -141,16 +128,16 @@ def test_a_message_id_seen_before_is_not_processed_twice(server):
 
 def test_a_message_without_id_is_keyed_by_its_bytes(server):
     env, box = server
-    assert deliver(env, fixture("no_message_id.eml")).returncode == 0
+    assert pipe(env, fixture("no_message_id.eml")).returncode == 0
     assert [m["Subject"] for m in box.fresh()] == ["Help games"]
-    assert deliver(env, fixture("no_message_id.eml")).returncode == 0
+    assert pipe(env, fixture("no_message_id.eml")).returncode == 0
     assert box.fresh() == []
 
 
 def test_too_large_message_is_refused_without_running(server):
     env, box = server
     raw = fixture("signup_plain.eml") + b"x" * (1024 * 1024 + 10) + b"\n"
-    assert deliver(env, raw).returncode == 0
+    assert pipe(env, raw).returncode == 0
     [mail] = box.fresh()
     assert mail["Subject"] == "PBM error"
     assert "Message too large (limit 1048576 bytes); nothing was done" in mail.get_content()
@@ -158,7 +145,7 @@ def test_too_large_message_is_refused_without_running(server):
 
 
 def test_no_database_means_try_again_later(project_env):
-    result = deliver(project_env, fixture("signup_plain.eml"))
+    result = pipe(project_env, fixture("signup_plain.eml"))
     assert result.returncode == 75
 
 
@@ -166,7 +153,7 @@ def test_pending_migrations_mean_try_again_later(project_env, tmp_path):
     home = tmp_path / "home"
     home.mkdir()
     sqlite3.connect(home / "pbm.db").close()
-    assert deliver(project_env, fixture("signup_plain.eml")).returncode == 75
+    assert pipe(project_env, fixture("signup_plain.eml")).returncode == 75
 
 
 # -- the pieces of the pipeline ----------------------------------------------------------
@@ -191,7 +178,7 @@ def test_html_to_text():
 
 def test_a_multiple_mail_runs_the_good_lines_and_reports_the_bad(server):
     env, box = server
-    assert deliver(env, fixture("multiple_mixed.eml")).returncode == 0
+    assert pipe(env, fixture("multiple_mixed.eml")).returncode == 0
     to_alice = [m["Subject"] for m in box.fresh() if m["To"] == "alice@example.org"]
     assert to_alice == [
         "New KnightPanic Board 101 alice",
@@ -200,5 +187,5 @@ def test_a_multiple_mail_runs_the_good_lines_and_reports_the_bad(server):
         "KnightPanic error",
         "KnightPanic Board 101 alice",
     ]
-    assert deliver(env, fixture("multiple_mixed.eml")).returncode == 0
+    assert pipe(env, fixture("multiple_mixed.eml")).returncode == 0
     assert box.fresh() == [], "a redelivered multiple mail runs no line twice"

@@ -8,12 +8,18 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from games.hexgrid import HexHexBoard, cells_between, distance, is_knight_move, line_direction
+from games.hexgrid import (
+    HexHexBoard,
+    cells_between,
+    distance,
+    is_knight_move,
+    line_direction,
+)
 from games.uknight import Position, Uknight
 from pbm.game import MoveError, OptionError
 from pbm.testing import check_game, random_game
 from tests.conftest import body_of
-
+from tests.spec_pictures import UK2, UK5, UK_START_BASE5, UK_START_BASE6
 
 game = Uknight()
 WHITE, BLACK = 0, 1
@@ -125,58 +131,13 @@ def test_start_position_properties(size):
     assert all(turned(c) in board and mirrored(c) in board for c in board.cells)
 
 
-BASE_6_START = """\
-              .
-            w   b
-          .   .   .
-        .   .   .   .
-      b   .   .   .   w
-    .   .   .   .   .   .
- 11   .   .   .   .   .   K
-    w   .   .   .   .   b
- 10   .   .   .   .   .   J
-    .   .   .   .   .   .
-  9   .   .   .   .   .   I
-    .   .   .   .   .   .
-  8   .   .   .   .   .   H
-    b   .   .   .   .   w
-  7   .   .   .   .   .   G
-    .   .   .   .   .   .
-  6   w   .   .   .   b   F
-    5   .   .   .   .   E
-      4   .   .   .   D
-        3   b   w   C
-          2   .   B
-            1   A"""
-
-BASE_5_START = """\
-            .
-          w   b
-        .   .   .
-      b   .   .   w
-    .   .   .   .   .
-  9   .   .   .   .   I
-    w   .   .   .   b
-  8   .   .   .   .   H
-    .   .   .   .   .
-  7   .   .   .   .   G
-    b   .   .   .   w
-  6   .   .   .   .   F
-    .   .   .   .   .
-  5   w   .   .   b   E
-    4   .   .   .   D
-      3   b   w   C
-        2   .   B
-          1   A"""
-
-
 def test_start_boards_render_as_in_the_spec():
-    assert game.picture(start(6)) == BASE_6_START
-    assert game.picture(start(5)) == BASE_5_START
+    assert game.picture(start(6)) == UK_START_BASE6.rstrip("\n")
+    assert game.picture(start(5)) == UK_START_BASE5.rstrip("\n")
     assert game.render_board(start(6), None) == "\n".join(
         [
             "Phase 1, axes 0 of 6 (White 0, Black 0)",
-            BASE_6_START,
+            UK_START_BASE6.rstrip("\n"),
             "w/b: White/Black stone   W/B: a double (a stone with an axe)",
         ]
     )
@@ -211,30 +172,9 @@ def test_uk1_knight_cells(size):
 
 # -- UK-2: automatic axe --------------------------------------------------------------------
 
-UK_2 = """\
-            b
-          .   .
-        .   .   .
-      .   .   .   .
-    .   .   .   .   .
-  9   .   .   .   .   I
-    .   .   .   .   .
-  8   .   .   .   w   H
-    .   .   .   .   .
-  7   .   .   .   .   G
-    .   .   .   .   .
-  6   .   .   .   .   F
-    .   .   .   .   .
-  5   .   w   w   .   E
-    4   .   .   .   D
-      3   .   .   C
-        2   .   B
-          1   A"""
-
-
 def test_uk2_a_placement_a_knights_move_from_three_stones_gets_an_axe():
     state = setup(w="B3 C2 G4", b="I9")
-    assert game.picture(state) == UK_2
+    assert game.picture(state) == UK2.rstrip("\n")
     after = play(state, "E5")
     assert after["pieces"]["E5"] == "W"
     assert "Last turn (White): placed E5, which became a double." in game.render_board(after, 0)
@@ -253,30 +193,9 @@ def test_a_double_counts_as_one_stone_towards_an_axe():
 
 # -- UK-5: removal --------------------------------------------------------------------------
 
-UK_5 = """\
-            w
-          .   .
-        .   .   .
-      .   .   .   .
-    .   .   .   .   .
-  9   .   .   .   .   I
-    .   .   .   .   .
-  8   .   .   .   .   H
-    .   .   .   .   .
-  7   .   .   .   .   G
-    .   .   .   .   .
-  6   .   b   b   .   F
-    .   b   .   b   .
-  5   .   .   .   .   E
-    4   .   .   .   D
-      3   .   .   C
-        2   w   B
-          1   A"""
-
-
 def test_uk5_removal_of_the_corner_stone_wins():
     state = setup(w="A1 I9", b="D2 D3 C4 B4")
-    assert game.picture(state) == UK_5
+    assert game.picture(state) == UK5.rstrip("\n")
     assert Position(state).qualifying(WHITE) == [(0, 0)]
     assert "rem" in game.legal_moves(state, WHITE)
     after = play(state, "rem")

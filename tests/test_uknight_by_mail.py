@@ -1,52 +1,16 @@
 """A complete Uknight game played by mail through mail_handler.py: pie swap, a pass, a win."""
 
-import email
-import email.policy
-import itertools
-import subprocess
-import sys
-from email.message import EmailMessage
 
 from click.testing import CliRunner
 
 from pbm.cli import cli
-from tests.conftest import ROOT
+from tests.mailpipe import inbox, send
 
 OPENING = "a3"  # alice's first placement as White; bob answers by swapping
 # After the swap alice plays Black and moves first; bob, now White, unites White's stones.
 BLACK_MOVES = "D4 D5 E4 C3 C2 E5 B4 A1 C4 A5 C5 D7 D6 pass".split()
 WHITE_MOVES = "B2 C1 B3 D2 E2 B5 C6 C7 E8 F8 G9 F3 G4 H5".split()
 PASSWORDS = {"alice": "pw-alice", "bob": "pw-bob"}
-message_numbers = itertools.count(1)
-
-
-def send(env, sender, subject):
-    message = EmailMessage()
-    message["From"] = sender
-    message["To"] = "pbm@localhost"
-    message["Subject"] = subject
-    message["Message-ID"] = f"<uknight-{next(message_numbers)}@test.example>"
-    message.set_content("\n")
-    result = subprocess.run(
-        [sys.executable, str(ROOT / "mail_handler.py")],
-        input=message.as_bytes(),
-        env=env,
-        cwd=ROOT,
-        capture_output=True,
-        timeout=60,
-    )
-    assert result.returncode == 0, result.stderr.decode()
-
-
-def inbox(home, seen):
-    by_address = {}
-    for path in sorted((home / "outbox" / "new").iterdir()):
-        if path.name in seen:
-            continue
-        seen.add(path.name)
-        message = email.message_from_bytes(path.read_bytes(), policy=email.policy.default)
-        by_address.setdefault(str(message["To"]), []).append(message)
-    return by_address
 
 
 def move(env, userid, text):
