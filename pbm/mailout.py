@@ -5,6 +5,7 @@ import json
 import logging
 import os
 import re
+import secrets
 import textwrap
 from dataclasses import dataclass, field
 from datetime import timedelta
@@ -173,7 +174,9 @@ def deliver(store, config, row_ids) -> dict:
     while pending:
         batch, pending = pending, []
         moment = now()
-        rows = store.outbox_claim_many(batch, stamp(moment), stamp(moment - STALE_CLAIM))
+        rows = store.outbox_claim_many(
+            batch, _new_claim(moment), stamp(moment - STALE_CLAIM), claimer_is_gone
+        )
         counts["skipped"] += len(batch) - len(rows)
         if config.get("smtp.host"):
             for row in rows:
@@ -181,6 +184,29 @@ def deliver(store, config, row_ids) -> dict:
         else:
             pending.extend(_deliver_to_maildir(store, config, rows, moment, counts))
     return counts
+
+
+def _new_claim(moment) -> str:
+    """The claim on rows being sent: its time orders it for staleness, the process id tells
+    whether its claimer still lives, the random tail tells two claims of one second apart."""
+    return f"{stamp(moment)}#{os.getpid()}#{secrets.token_hex(6)}"
+
+
+def claimer_is_gone(claim: str | None) -> bool:
+    """A claim whose process has died (killed mid-delivery) is taken over at once."""
+    try:
+        pid = int((claim or "").split("#")[1])
+    except (IndexError, ValueError):
+        return True
+    if pid == os.getpid():
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False
+    return False
 
 
 def _deliver_to_maildir(store, config, rows, moment, counts) -> list[int]:
@@ -283,5 +309,4 @@ def _alert_operator(store, config, row, error) -> list[int]:
 
 def flush(store, config) -> dict:
     """Deliver every row that is due (cron, `pbm outbox flush`)."""
-    moment = now()
-    return deliver(store, config, store.outbox_due(stamp(moment), stamp(moment - STALE_CLAIM)))
+    return deliver(store, config, store.outbox_due(stamp(now())))

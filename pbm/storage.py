@@ -5,7 +5,6 @@ BEGIN IMMEDIATE so two processes never interleave a check and its update.
 """
 
 import json
-import secrets
 import sqlite3
 from contextlib import contextmanager
 from functools import lru_cache
@@ -1036,33 +1035,39 @@ class Store:
                 (json.dumps(recipients), next_attempt_at, error, row_id),
             )
 
-    def outbox_claim_many(self, row_ids, at: str, stale_before: str) -> list[dict]:
-        """Take rows for delivery in one transaction; rows another process holds, or that
-        are done, are left out."""
+    def outbox_claim_many(self, row_ids, claim: str, stale_before: str, is_dead) -> list[dict]:
+        """Take rows for delivery in one transaction: pending ones, and ones whose claim is
+        stale or whose claimer `is_dead(claim)`; rows done or held elsewhere are left out."""
         if not row_ids:
             return []
-        # The time orders claims for staleness; the random tail tells this claim from
-        # another process's claim made in the same second.
-        claim = f"{at}#{secrets.token_hex(8)}"
         marks = ",".join("?" * len(row_ids))
         with self.write():
+            takeable = [
+                r["id"]
+                for r in self._rows(
+                    f"SELECT id, status, claimed_at FROM outbox WHERE id IN ({marks})", row_ids
+                )
+                if r["status"] == "pending"
+                or (r["status"] == "sending"
+                    and (r["claimed_at"] < stale_before or is_dead(r["claimed_at"])))
+            ]
+            if not takeable:
+                return []
+            marks = ",".join("?" * len(takeable))
             self.conn.execute(
-                f"UPDATE outbox SET status = 'sending', claimed_at = ? WHERE id IN ({marks}) AND "
-                "(status = 'pending' OR (status = 'sending' AND claimed_at < ?))",
-                (claim, *row_ids, stale_before),
+                f"UPDATE outbox SET status = 'sending', claimed_at = ? WHERE id IN ({marks})",
+                (claim, *takeable),
             )
-            return self._rows(
-                f"SELECT * FROM outbox WHERE id IN ({marks}) AND claimed_at = ? ORDER BY id",
-                (*row_ids, claim),
-            )
+            return self._rows(f"SELECT * FROM outbox WHERE id IN ({marks}) ORDER BY id", takeable)
 
-    def outbox_due(self, at: str, stale_before: str) -> list[int]:
+    def outbox_due(self, at: str) -> list[int]:
+        """Rows due for a delivery attempt, and rows being sent (the claim decides)."""
         return [
             r["id"]
             for r in self._rows(
                 "SELECT id FROM outbox WHERE (status = 'pending' AND next_attempt_at <= ?) "
-                "OR (status = 'sending' AND claimed_at < ?) ORDER BY id",
-                (at, stale_before),
+                "OR status = 'sending' ORDER BY id",
+                (at,),
             )
         ]
 

@@ -151,6 +151,5 @@ def project_env(tmp_path):
     env = dict(os.environ)
     env["PYTHONPATH"] = str(ROOT)
     env["PBM_HOME"] = str(tmp_path / "home")
-    env["PBM_LOAD_PLUGINS"] = "knightpanic"
     env.pop("PBM_NOW", None)
     return env

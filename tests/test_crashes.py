@@ -12,7 +12,7 @@ import time
 
 from click.testing import CliRunner
 
-import games.knightpanic
+import games.lox
 from pbm.cli import cli
 from pbm.storage import Store
 from pbm.testing import random_game
@@ -27,7 +27,7 @@ def state_of(home, number, key):
     store = Store.open(home / "pbm.db")
     try:
         assert store.integrity_check() == "ok"
-        board = store.get_board("knightpanic", number)
+        board = store.get_board("lox", number)
         plies = store.moves(board["id"])
         rows = [r for r in store._rows("SELECT id, status, inbox_key FROM outbox WHERE inbox_key = ?", (key,))]
         return plies, store.inbox_seen(key), rows
@@ -42,12 +42,13 @@ def test_a_killed_handler_leaves_all_or_nothing(project_env, tmp_path):
     (home / "pbm.ini").write_text(GENEROUS_LIMITS)
     for userid in ("white", "black"):
         runner.invoke(cli, ["--home", str(home), "signup", userid, "pw" + userid, f"{userid}@kill.example"])
-    runner.invoke(cli, ["--home", str(home), "knightpanic", "challenge", "white", "black", "-size=7"])
-    game = games.knightpanic.KnightPanic()
+    # Lox: its random games last long enough to play a move for every kill.
+    runner.invoke(cli, ["--home", str(home), "lox", "challenge", "white", "black", "-size=13"])
+    game = games.lox.Lox()
     script = []
     seed = 0
     while len(script) < KILLS:
-        script, _ = random_game(game, game.parse_options({"size": "7"}, 2), 2, seed, max_plies=KILLS)
+        script, _ = random_game(game, game.parse_options({"size": "13"}, 2), 2, seed, max_plies=KILLS)
         seed += 1
 
     start = time.monotonic()
@@ -59,7 +60,7 @@ def test_a_killed_handler_leaves_all_or_nothing(project_env, tmp_path):
     for ply, move in enumerate(script, start=1):
         userid = "white" if ply % 2 else "black"
         key, raw = message(f"{userid}@kill.example",
-                           f"knightpanic move 101 {userid} pw{userid} {move}#{ply}", f"kill-{ply}")
+                           f"lox move 101 {userid} pw{userid} {move}#{ply}", f"kill-{ply}")
         process = subprocess.Popen(
             [sys.executable, str(ROOT / "mail_handler.py")], stdin=subprocess.PIPE,
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=project_env, cwd=ROOT,
@@ -123,3 +124,16 @@ def test_a_crash_between_commit_and_delivery_is_finished_by_redelivery(harness, 
     assert store.outbox_pending_for("crash-1@example.org") == []
     board = store.get_board("knightpanic", 101)
     assert [p["text"] for p in store.moves(board["id"])] == ["c1-e5"]
+
+
+def test_a_claim_outlives_its_process_only_while_it_runs():
+    import os
+
+    from pbm.mailout import claimer_is_gone
+
+    finished = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                              capture_output=True, text=True)
+    dead_pid = int(finished.stdout)
+    assert claimer_is_gone(f"2026-01-01T00:00:00Z#{dead_pid}#ab12")
+    assert not claimer_is_gone(f"2026-01-01T00:00:00Z#{os.getpid()}#ab12")
+    assert claimer_is_gone("2026-01-01T00:00:00Z")
