@@ -9,7 +9,7 @@ import math
 import re
 
 from pbm import hookimpl
-from pbm.game import BaseGame, MoveError, OptionError, Outcome, format_option
+from pbm.game import BaseGame, MoveError, Outcome, format_option
 
 WHITE, BLACK, RED = 0, 1, 2
 LETTERS = ("W", "B", "R")
@@ -121,30 +121,27 @@ class KnightLine(BaseGame):
             shown = format_option(name, value)
             if name == "stack":
                 if value is True or not re.fullmatch(r"\+?\d{1,3}", value.strip()):
-                    raise self._option_error(shown, "write the number of tiles, e.g. -stack=15")
+                    raise self.option_error(shown, "write the number of tiles, e.g. -stack=15")
                 if int(value) not in STACK_SIZES:
-                    raise self._option_error(
+                    raise self.option_error(
                         shown, f"stack must be from {STACK_SIZES[0]} to {STACK_SIZES[-1]} tiles"
                     )
                 options["stack"] = int(value)
             elif name in VARIANT_FLAGS:
                 if value is not True:
-                    raise self._option_error(shown, f"-{name} takes no value")
+                    raise self.option_error(shown, f"-{name} takes no value")
                 if all(flag in raw for flag in VARIANT_FLAGS):
-                    raise self._option_error(
+                    raise self.option_error(
                         shown, "give only one of -blocker and -wildcard: there is one grey tile"
                     )
                 options[name] = True
             else:
-                raise self._option_error(
+                raise self.option_error(
                     shown,
                     "unknown option; the options are -stack=N (10 to 30 tiles, default 20), "
                     "-blocker and -wildcard",
                 )
         return options
-
-    def _option_error(self, shown, reason):
-        return OptionError(f'Invalid {self.display_name} parameter "{shown}": {reason}')
 
     # -- state ---------------------------------------------------------------------
 

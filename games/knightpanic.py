@@ -9,7 +9,7 @@ Y = number - 1; the 2D game keeps every piece on level 1.
 import re
 
 from pbm import hookimpl
-from pbm.game import BaseGame, MoveError, OptionError, Outcome, format_option
+from pbm.game import BaseGame, MoveError, Outcome, format_option
 
 WHITE, BLACK = 0, 1
 SYMBOLS = ("o", "x")
@@ -146,25 +146,22 @@ class KnightPanic(BaseGame):
             shown = format_option(name, value)
             if name == "size":
                 if value is True or not re.fullmatch(r"\d+", value) or not 4 <= int(value) <= 7:
-                    raise self._option_error(shown, "size must be from 4 to 7")
+                    raise self.option_error(shown, "size must be from 4 to 7")
                 options["size"] = int(value)
                 continue
             pair = next((p for p in FLAG_PAIRS if name in p), None)
             if pair is None:
-                raise self._option_error(
+                raise self.option_error(
                     shown,
                     "unknown option; the options are -size=N, -2d or -3d, "
                     "-mover_wins or -mover_loses, -win_no_move or -lose_no_move",
                 )
             if value is not True:
-                raise self._option_error(shown, f"-{name} takes no value")
+                raise self.option_error(shown, f"-{name} takes no value")
             if all(flag in raw for flag in pair):
-                raise self._option_error(shown, f"give only one of -{pair[0]} and -{pair[1]}")
+                raise self.option_error(shown, f"give only one of -{pair[0]} and -{pair[1]}")
             options[pair[1]] = name == pair[1]
         return options
-
-    def _option_error(self, shown, reason):
-        return OptionError(f'Invalid {self.display_name} parameter "{shown}": {reason}')
 
     # -- state ---------------------------------------------------------------------
 

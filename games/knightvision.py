@@ -16,7 +16,7 @@ from collections import Counter
 
 from games.hexgrid import Cell, RhombusBoard, cells_between, line_direction
 from pbm import hookimpl
-from pbm.game import BaseGame, MoveError, OptionError, Outcome, format_option
+from pbm.game import BaseGame, MoveError, Outcome, format_option
 
 WHITE, BLACK = 0, 1
 COLOURS = ("White", "Black")
@@ -119,19 +119,16 @@ class KnightVision(BaseGame):
         for name, value in raw.items():
             shown = format_option(name, value)
             if name != "size":
-                raise self._option_error(
+                raise self.option_error(
                     shown, f"unknown option; the only option is -size=N ({MIN_SIZE} to "
                     f"{MAX_SIZE}, default {DEFAULT_SIZE})"
                 )
             if value is True or not re.fullmatch(r"\d+", value) or not (
                 MIN_SIZE <= int(value) <= MAX_SIZE
             ):
-                raise self._option_error(shown, f"size must be from {MIN_SIZE} to {MAX_SIZE}")
+                raise self.option_error(shown, f"size must be from {MIN_SIZE} to {MAX_SIZE}")
             options["size"] = int(value)
         return options
-
-    def _option_error(self, shown, reason):
-        return OptionError(f'Invalid {self.display_name} parameter "{shown}": {reason}')
 
     # -- state ---------------------------------------------------------------------
 

@@ -16,7 +16,7 @@ import re
 
 from games.hexgrid import Cell, RhombusBoard, opposite
 from pbm import hookimpl
-from pbm.game import BaseGame, MoveError, OptionError, Outcome, format_option
+from pbm.game import BaseGame, MoveError, Outcome, format_option
 
 RED, BLUE = 0, 1
 EMPTY = "."
@@ -130,24 +130,21 @@ class Lox(BaseGame):
                     or not re.fullmatch(r"\d+", value)
                     or not MIN_SIZE <= int(value) <= MAX_SIZE
                 ):
-                    raise self._option_error(
+                    raise self.option_error(
                         shown, f"size must be from {MIN_SIZE} to {MAX_SIZE}, e.g. -size=13"
                     )
                 options["size"] = int(value)
             elif name == "control":
                 if value is not True:
-                    raise self._option_error(shown, "-control takes no value")
+                    raise self.option_error(shown, "-control takes no value")
                 options["control"] = True
             else:
-                raise self._option_error(
+                raise self.option_error(
                     shown,
                     f"unknown option; the options are -size=N ({MIN_SIZE} to {MAX_SIZE}, "
                     f"default {DEFAULT_SIZE}) and -control (mark controlled cells)",
                 )
         return options
-
-    def _option_error(self, shown, reason):
-        return OptionError(f'Invalid {self.display_name} parameter "{shown}": {reason}')
 
     # -- state ---------------------------------------------------------------------
 

@@ -15,7 +15,7 @@ from typing import NamedTuple
 
 from games.hexgrid import Cell, HexHexBoard, is_knight_move, line_direction, step
 from pbm import hookimpl
-from pbm.game import BaseGame, MoveError, OptionError, Outcome, format_option
+from pbm.game import BaseGame, MoveError, Outcome, format_option
 
 WHITE, BLACK = 0, 1
 COLOURS = ("White", "Black")
@@ -187,18 +187,15 @@ class Uknight(BaseGame):
         for name, value in raw.items():
             shown = format_option(name, value)
             if name != "size":
-                raise self._option_error(
+                raise self.option_error(
                     shown,
                     "unknown option; the only option is -size=N "
                     f"(5, 6 or 7, default {DEFAULT_SIZE})",
                 )
             if value is True or not re.fullmatch(r"\d{1,2}", value) or int(value) not in SIZES:
-                raise self._option_error(shown, "size must be 5, 6 or 7")
+                raise self.option_error(shown, "size must be 5, 6 or 7")
             options["size"] = int(value)
         return options
-
-    def _option_error(self, shown, reason):
-        return OptionError(f'Invalid {self.display_name} parameter "{shown}": {reason}')
 
     # -- state -------------------------------------------------------------------------
 

@@ -47,11 +47,14 @@ class BaseGame:
     def parse_options(self, raw: Mapping[str, str | bool], players: int) -> dict:
         if raw:
             name, value = next(iter(raw.items()))
-            raise OptionError(
-                f'Invalid {self.display_name} parameter "{format_option(name, value)}": '
-                f"{self.display_name} takes no options"
+            raise self.option_error(
+                format_option(name, value), f"{self.display_name} takes no options"
             )
         return {}
+
+    def option_error(self, shown: str, reason: str) -> OptionError:
+        """The refusal of one challenge option, in the wording every game shares."""
+        return OptionError(f'Invalid {self.display_name} parameter "{shown}": {reason}')
 
     def can_pass(self, state: State, seat: int) -> bool:
         return False
