@@ -15,6 +15,7 @@ read-only.
 
 import functools
 import re
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Collection, Iterable, Mapping
 
 Cell = tuple[int, int]
@@ -71,7 +72,7 @@ def is_knight_move(start: Cell, end: Cell) -> bool:
     return (end[0] - start[0], end[1] - start[1]) in _KNIGHT_OFFSET_SET
 
 
-class HexBoard:
+class HexBoard(ABC):
     """Precomputed geometry of one board; use RhombusBoard or HexHexBoard.
 
     Public attributes (all read-only):
@@ -183,9 +184,9 @@ class HexBoard:
             raise ValueError(self._explain_bad_name(text.strip()))
         return cell
 
+    @abstractmethod
     def sort_key(self, cell: Cell) -> tuple[int, int]:
         """Orders cells by letter, then by number, as names are usually listed."""
-        raise NotImplementedError
 
     # -- lines and line of sight (spec 2 and 4) ----------------------------------------
 
@@ -262,20 +263,25 @@ class HexBoard:
 
     # -- subclass hooks ----------------------------------------------------------------
 
+    @abstractmethod
     def _generate_cells(self) -> Iterable[Cell]:
-        raise NotImplementedError
+        ...
 
+    @abstractmethod
     def _corner_cells(self) -> tuple[Cell, ...]:
-        raise NotImplementedError
+        ...
 
+    @abstractmethod
     def _format(self, cell: Cell) -> str:
-        raise NotImplementedError
+        ...
 
+    @abstractmethod
     def _normalise(self, text: str) -> str:
-        raise NotImplementedError
+        ...
 
+    @abstractmethod
     def _explain_bad_name(self, text: str) -> str:
-        raise NotImplementedError
+        ...
 
 
 @functools.lru_cache(maxsize=None)
