@@ -1,0 +1,66 @@
+"""Plugin discovery (server spec 10.1): games register through pluggy, checked on the way in."""
+
+import types
+
+import pytest
+
+from pbm import hookimpl
+from pbm.game import BaseGame
+from pbm.plugins import PluginError, get_games, pm
+
+
+def plugin_with(game):
+    module = types.ModuleType(f"fake_{id(game)}")
+
+    @hookimpl
+    def register_games(register):
+        register(game)
+
+    module.register_games = register_games
+    return module
+
+
+class Copycat(BaseGame):
+    name = "knightpanic"
+    display_name = "Copycat"
+    player_names = ("A", "B")
+
+
+class Spaced(BaseGame):
+    name = "spaced"
+    display_name = "Has Spaces"
+    player_names = ("A", "B")
+
+
+@pytest.mark.parametrize(
+    "game,message",
+    [
+        (Copycat(), 'Game "knightpanic" is registered by both'),
+        (Spaced(), "display_name must be non-empty without whitespace"),
+    ],
+)
+def test_a_bad_or_duplicate_game_stops_start_up(game, message):
+    plugin = plugin_with(game)
+    pm.register(plugin, name=f"bad-{game.name}")
+    try:
+        with pytest.raises(PluginError) as error:
+            get_games()
+        assert message in str(error.value)
+    finally:
+        pm.unregister(plugin)
+    assert "knightpanic" in get_games()
+
+
+def test_a_game_may_not_be_named_like_a_command():
+    class Show(BaseGame):
+        name = "show"
+        display_name = "Show"
+        player_names = ("A", "B")
+
+    plugin = plugin_with(Show())
+    pm.register(plugin, name="bad-show")
+    try:
+        with pytest.raises(PluginError, match='name "show" is a command word'):
+            get_games()
+    finally:
+        pm.unregister(plugin)
