@@ -25,7 +25,7 @@ install: $(INSTALLED)
 # A fresh demo home every time: two new users play a whole game by mail.
 demo: $(INSTALLED)
 	rm -rf $(DEMO_HOME)
-	PBM_HOME=$(DEMO_HOME) $(BIN)/python -m pbm.demo
+	PBM_HOME=$(DEMO_HOME) $(BIN)/python tools/demo.py
 
 test: $(TEST_INSTALLED)
 	$(BIN)/python -m pytest

@@ -4,6 +4,7 @@ import json
 
 from .config import seconds_between, stamp
 from .game import MoveError
+from .grammar import DIGITS_RE
 from .position import FORFEITED, PLAYING, RESIGNED, canonical_ply, replay, scores
 from .ratings import apply_result
 
@@ -34,6 +35,10 @@ class Board:
         self.events: list[str] = []  # what happened in this run, for the board mails
         self.auto_from: int | None = None  # first ply the automatic steps made in this run
         self.finished_now = False
+        # Comments this run made and a later one replaced (a queued move's comment after
+        # the mover's): this run's mails still show them.
+        self.earlier_comments: list[dict] = []
+        self._commented = False
 
     @classmethod
     def unsaved(cls, ctx, game, options, userids, number):
@@ -140,7 +145,7 @@ class Board:
     def guard_error(self, text: str, guard: str | None) -> str | None:
         if guard is None:
             return None
-        if not guard.isdigit():
+        if not DIGITS_RE.fullmatch(guard):
             return f'Invalid move number "{guard}" specified'
         if int(guard) != self.position.move_number:
             return f"Move {text} received as move #{self.position.move_number}"
@@ -148,6 +153,11 @@ class Board:
 
     def set_comment(self, author: str, body: str):
         at = stamp(self.ctx.now)
+        if self._commented and self.row["comment_text"]:
+            self.earlier_comments.append(
+                {"author": self.row["comment_author"], "text": self.row["comment_text"]}
+            )
+        self._commented = True
         if body.strip():
             self.store.set_comment(self.id, author, body, at)
             self.row.update(comment_author=author, comment_text=body, comment_at=at)

@@ -1,6 +1,7 @@
 """The cleanup run (server spec 9): nags, forfeits, auto-accepted votes, archiving,
 vacations past their allowance, and housekeeping. Each board has its own transaction."""
 
+import logging
 from datetime import timedelta
 
 from .boards import VOTE_NAMES, Board
@@ -8,6 +9,7 @@ from .config import parse_stamp, show_time, stamp
 from .vacations import allowance_seconds, vacation_state
 
 DAY = timedelta(days=1)
+log = logging.getLogger("pbm.cleanup")
 INBOX_KEEP = timedelta(days=30)
 
 
@@ -20,11 +22,16 @@ def run_cleanup(server, games=None, mode="full", dry_run=False) -> list[str]:
     games = games or list(server.games)
     report: list[str] = []
     for row in server.store.active_boards(games):
-        _in_transaction(server, dry_run, lambda ctx, row=row: _clean_board(ctx, row, mode, report))
+        _in_transaction(
+            server, dry_run, lambda ctx, board_id=row["id"]: _clean_board(ctx, board_id, mode, report),
+            report, f"board {row['game']} {row['number']}",
+        )
     if mode == "full":
-        _in_transaction(server, dry_run, lambda ctx: _archive(ctx, games, report))
-        _in_transaction(server, dry_run, lambda ctx: _end_used_up_vacations(ctx, report))
-        _in_transaction(server, dry_run, lambda ctx: _prune(ctx, report))
+        _in_transaction(server, dry_run, lambda ctx: _archive(ctx, games, report), report, "archiving")
+        _in_transaction(
+            server, dry_run, lambda ctx: _end_used_up_vacations(ctx, report), report, "vacations"
+        )
+        _in_transaction(server, dry_run, lambda ctx: _prune(ctx, report), report, "pruning")
         if not dry_run:
             server.store.checkpoint()
             from .mailout import flush
@@ -33,9 +40,12 @@ def run_cleanup(server, games=None, mode="full", dry_run=False) -> list[str]:
     return report
 
 
-def _in_transaction(server, dry_run, work):
-    from .dispatch import Context, Request
+def _in_transaction(server, dry_run, work, report, what):
+    """One step in a transaction of its own; a step that fails is rolled back, logged and
+    reported, and the run goes on (one broken board must not stop every later one)."""
+    from .dispatch import Context, is_transient
     from .mailout import deliver
+    from .request import Request
 
     try:
         with server.store.write():
@@ -46,6 +56,12 @@ def _in_transaction(server, dry_run, work):
             queued = server.queue_mails(ctx)
     except _DryRun:
         return
+    except Exception as error:
+        if is_transient(error):
+            raise
+        log.exception("cleanup: %s failed and was skipped", what)
+        report.append(f"{what}: failed and skipped ({type(error).__name__}: {error})")
+        return
     deliver(server.store, server.config, [row_id for row_id, _ in queued.queued])
 
 
@@ -53,10 +69,14 @@ def _days(delta: timedelta) -> int:
     return int(delta.total_seconds() // 86400)
 
 
-def _clean_board(ctx, row, mode, report):
+def _clean_board(ctx, board_id, mode, report):
     from .commands.play import leave, total_time_exceeded
     from .commands.votes import execute_vote
 
+    # Read again inside the transaction: a move may have come in since the listing.
+    row = ctx.store.board_by_id(board_id)
+    if row["status"] != "active":
+        return
     board = Board(ctx, row)
     now = ctx.now
     nag_after = timedelta(days=row["nag_days"])

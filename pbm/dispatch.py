@@ -114,7 +114,7 @@ class Server:
         if request.key and self.store.inbox_seen(request.key):
             return self._duplicate(request)
         try:
-            parsed, grammar_error = parse(request.text, self.games, self._nag_default()), None
+            parsed, grammar_error = parse(request.text, self.games, self._timeouts()), None
         except GrammarError as error:
             parsed, grammar_error = None, error
         if parsed is not None and parsed.spec.batch:
@@ -181,8 +181,8 @@ class Server:
             log.warning("rate limit: dropped a command from %s", sender)
         return True
 
-    def _nag_default(self) -> int:
-        return self.config.number("timeouts.nag_days")
+    def _timeouts(self) -> tuple[int, int]:
+        return self.config.number("timeouts.nag_days"), self.config.number("timeouts.forfeit_days")
 
     def _verify_passwords(self, parsed, early=None) -> dict:
         """argon2 is slow: check and hash passwords before taking the write lock."""
@@ -323,8 +323,8 @@ class Context:
         if self.sender_key:
             limit = self.config.number("limits.failed_logins_per_hour")
             failures = self.store.auth_failures(userid, self.sender_key, stamp(self.now - HOUR))
-            if len(failures) >= limit:
-                again = show_time(parse_stamp(failures[-limit]) + HOUR)
+            if len(failures) > limit:  # 7: "more than failed_logins_per_hour" locks the pair
+                again = show_time(parse_stamp(failures[-limit - 1]) + HOUR)
                 self.fail(f"Too many failed password attempts for {userid}; try again after {again}")
         user = self.store.get_user(userid)
         active = user is not None and user["status"] == "active"
@@ -441,7 +441,7 @@ class Context:
             title = f"Notification of {board.title_name}"
             for userid in board.notifiers():
                 context = self.board_context(board, None, title=title)
-                context["comment"] = None
+                context["comments"] = []
                 self.mail_user(userid, title, self.render("mail/board.txt", **context), "notify")
 
     def queued_move_failed(self, board, userid, text, error):

@@ -99,16 +99,18 @@ def format_option(name: str, value: str | bool) -> str:
 
 def validate_game(game) -> None:
     """Refuse a plugin that breaks the naming rules of the contract."""
-    from .grammar import reserved_command_words
+    from .grammar import CLI_SUBCOMMANDS, reserved_command_words
 
     problems = []
     if not isinstance(getattr(game, "name", None), str) or not GAME_NAME_RE.fullmatch(game.name):
         problems.append("name must match [a-z][a-z0-9]{1,19}")
-    elif game.name in reserved_command_words():
+    elif game.name in reserved_command_words() | CLI_SUBCOMMANDS:
         problems.append(f'name "{game.name}" is a command word')
     display = getattr(game, "display_name", "")
     if not display or any(c.isspace() for c in display):
         problems.append("display_name must be non-empty without whitespace")
+    elif display.lower() in reserved_command_words() | CLI_SUBCOMMANDS:
+        problems.append(f'display_name "{display}" is a command word')
     if len(getattr(game, "player_names", ())) < getattr(game, "max_players", 0):
         problems.append("player_names must name every seat")
     if not 1 <= game.min_players <= game.max_players:

@@ -17,12 +17,14 @@ MAX_COMMAND_TOKENS = 64
 USERID_RE = re.compile(r"[a-z][a-z0-9_.-]{1,15}")
 # Knight Panic's binding -2d/-3d start with a digit, so only a bare number (-2) is no option.
 OPTION_RE = re.compile(r"-([A-Za-z0-9][A-Za-z0-9_]*)(?:=(.*))?", re.S)
-NUMBER_RE = re.compile(r"-\d+")
+NUMBER_RE = re.compile(r"-[0-9]+")
+DIGITS_RE = re.compile(r"[0-9]{1,9}")
 SERVER_OPTION_RE = re.compile(r"--([A-Za-z][A-Za-z0-9_]*)(?:=(.*))?", re.S)
 PREFIX_RE = re.compile(
     r"^\s*(?:(?:re|fwd?|aw|wg|sv|vs|antw|tr)\s*(?:\[\d+\]|\^\d+)?\s*:|\[[^\]]*\])\s*", re.I
 )
-BOARD_RE = re.compile(r"(\d+)(?:#(-?\d+))?")
+# Board and ply numbers: ASCII digits, few enough to fit an SQLite integer.
+BOARD_RE = re.compile(r"([0-9]{1,9})(?:#(-?[0-9]{1,9}))?")
 
 # Every command word and alias of the server spec (2.3), implemented or not: none may be a userid.
 COMMAND_VOCABULARY = frozenset(
@@ -35,6 +37,10 @@ RESERVED_WORDS = COMMAND_VOCABULARY | frozenset(
     "all active inactive next archived tournament standard board new on off none cancel inf".split()
 )
 SELECTORS = ("active", "inactive", "archived", "next", "all", "tournament", "standard")
+# `pbm` subcommands take precedence over grammar words (2.5): no game may be named so.
+CLI_SUBCOMMANDS = frozenset(
+    "init migrate serve outbox plugins ratings-rebuild cleanup run".split()
+)
 
 
 def reserved_command_words():
@@ -158,8 +164,9 @@ def tokenize(text: str) -> list[str]:
 SERVER_OPTION_NAMES = ("nagtime", "forfeittime", "totaltime")
 
 
-def extract_options(tokens, nag_days_default=7):
-    """Split tokens into positional words, game parameters and server options."""
+def extract_options(tokens, timeouts=(7, 21)):
+    """Split tokens into positional words, game parameters and server options; `timeouts`
+    are the server's default nag and forfeit days, which the options are checked against."""
     positional, params, server = [], {}, {}
     for token in tokens:
         if token in ("--", "-") or NUMBER_RE.fullmatch(token):
@@ -178,15 +185,15 @@ def extract_options(tokens, nag_days_default=7):
             params[match.group(1).lower()] = True if value is None else value
             continue
         positional.append(token)
-    return positional, params, _check_server_options(server, nag_days_default)
+    return positional, params, _check_server_options(server, timeouts)
 
 
-def _check_server_options(raw, nag_days_default):
+def _check_server_options(raw, timeouts):
     def days(name, low, high, message):
-        value = raw.get(name)
-        if value is None:
+        if name not in raw:
             return None
-        if not re.fullmatch(r"\d{1,5}", value or "") or not low <= int(value) <= high:
+        value = raw[name]
+        if value is None or not re.fullmatch(r"[0-9]{1,5}", value) or not low <= int(value) <= high:
             raise GrammarError(message)
         return int(value)
 
@@ -194,12 +201,13 @@ def _check_server_options(raw, nag_days_default):
     nag = days("nagtime", 1, 365, "--nagtime must be between 1 and 365 days")
     if nag is not None:
         options["nag_days"] = nag
-    floor = nag if nag is not None else nag_days_default
-    forfeit = days(
-        "forfeittime", floor, 365, "--forfeittime must be between --nagtime and 365 days"
-    )
+    floor = nag if nag is not None else timeouts[0]
+    forfeit_message = "--forfeittime must be between --nagtime and 365 days"
+    forfeit = days("forfeittime", floor, 365, forfeit_message)
     if forfeit is not None:
         options["forfeit_days"] = forfeit
+    elif floor > timeouts[1]:
+        raise GrammarError(f"{forfeit_message} (the default is {timeouts[1]})")
     total = days("totaltime", 0, 3650, "--totaltime must be between 0 and 3650 days")
     if total is not None:
         options["total_days"] = total
@@ -243,9 +251,9 @@ def _resolve(word: str, specs):
     return []
 
 
-def parse(text: str, games: dict, nag_days_default: int = 7) -> Parsed:
+def parse(text: str, games: dict, timeouts=(7, 21)) -> Parsed:
     tokens = tokenize(normalize(text))
-    positional, params, server_options = extract_options(tokens, nag_days_default)
+    positional, params, server_options = extract_options(tokens, timeouts)
     if not positional:
         raise GrammarError("No command given")
     game = None if _is_global_word(positional[0]) else find_game(positional[0], games)
@@ -271,8 +279,9 @@ def parse(text: str, games: dict, nag_days_default: int = 7) -> Parsed:
     if specs[0].subword is not None:
         chosen = [s for s in specs if args and s.subword == args[0].lower()]
         if not chosen:
+            # No spec: where the passwords stand is unknown, so the quote hides every word.
             lines = " or ".join(f'"{s.syntax_for(game)}"' for s in specs)
-            raise GrammarError(f"Syntax is {lines}", game=game, spec=specs[0], args=args)
+            raise GrammarError(f"Syntax is {lines}", game=game)
         specs, args = chosen, args[1:]
     spec = specs[0]
     if (params or server_options) and not spec.takes_options:

@@ -233,11 +233,14 @@ def start_password_check(config, text: str):
     pair = password_of(text)
     if pair is None or not config.db_path.exists():
         return None
-    store = Store.open(config.db_path)
     try:
-        stored = store.password_hash(pair[0])
-    finally:
-        store.close()
+        store = Store.open(config.db_path)
+        try:
+            stored = store.password_hash(pair[0])
+        finally:
+            store.close()
+    except Exception:  # an unready database is for open_server to report; this only saves time
+        return None
     return EarlyCheck(pair[0], pair[1], stored)
 
 

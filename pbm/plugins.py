@@ -64,7 +64,7 @@ def get_games():
     key = tuple(id(p) for p in pm.get_plugins())
     if _games_cache[0] == key:
         return _games_cache[1]
-    games, owners = {}, {}
+    games, owners, displays = {}, {}, {}
     for game, plugin in _registrations():
         validate_game(game)
         owner = _distribution(plugin)[0]
@@ -72,8 +72,14 @@ def get_games():
             raise PluginError(
                 f'Game "{game.name}" is registered by both {owners[game.name]} and {owner}'
             )
+        other = displays.get(game.display_name.lower())
+        if other is not None and other is not game:
+            raise PluginError(
+                f'Games "{other.name}" and "{game.name}" share the name {game.display_name}'
+            )
         games[game.name] = game
         owners[game.name] = owner
+        displays[game.display_name.lower()] = game
     games = dict(sorted(games.items()))
     _games_cache = (key, games)
     return games

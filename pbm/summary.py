@@ -169,9 +169,9 @@ def board_context(ctx, board, viewer, *, title, events=(), full_moves=False, tim
     finished = board.row["status"] != "active" and position is board.position
     result = board.result() if finished else None
     defaults = ctx.server.timeout_defaults()
-    comment = None
+    comments = list(board.earlier_comments) if position is board.position else []
     if board.row["comment_text"]:
-        comment = {"author": board.row["comment_author"], "text": board.row["comment_text"]}
+        comments.append({"author": board.row["comment_author"], "text": board.row["comment_text"]})
     rows = None if (full_moves or finished) else board.game.move_rows
     return {
         "title": title,
@@ -192,7 +192,7 @@ def board_context(ctx, board, viewer, *, title, events=(), full_moves=False, tim
         ),
         "board": board.game.render_board(position.state, perspective, **(view or {})),
         "watch_lines": watch_lines(ctx, board),
-        "comment": comment,
+        "comments": comments,
         "timing": timing_lines(board, position, ctx.now, defaults)
         if timing or needs_timing(board, defaults)
         else [],

@@ -43,7 +43,7 @@ def test_password_guessing_is_locked_per_userid_and_sender(harness, clock):
     harness.signup("alice", "bob")
     harness.ok("knightpanic challenge alice bob")
     clock("2026-04-01T10:00:00")
-    for guess in ("a", "b", "c"):
+    for guess in ("a", "b", "c", "d"):
         assert "Invalid password entered" in harness.refused(
             f"knightpanic move 101 alice guess{guess} c1-e5", sender="evil@example.org")
     message = harness.refused("knightpanic move 101 alice secret c1-e5", sender="evil@example.org")
@@ -56,7 +56,7 @@ def test_password_guessing_is_locked_per_userid_and_sender(harness, clock):
 
 def test_unknown_userids_count_as_failures_too(harness):
     harness.configure("[limits]\nfailed_logins_per_hour = 2\n")
-    for _ in range(2):
+    for _ in range(3):
         assert "Invalid userid entered" in harness.refused("add ghost pw12 a@b.org", sender="x@y.org")
     assert "Too many failed password attempts for ghost" in harness.refused(
         "add ghost pw12 a@b.org", sender="x@y.org")

@@ -67,7 +67,7 @@ def test_full_game_by_mail(project_env, tmp_path, size):
 def test_the_demo_plays_to_the_win(tmp_path, project_env):
     env = dict(project_env, PBM_HOME=str(tmp_path / "demo"))
     result = subprocess.run(
-        [sys.executable, "-m", "pbm.demo"], env=env, cwd=ROOT, capture_output=True, timeout=300
+        [sys.executable, str(ROOT / "tools" / "demo.py")], env=env, cwd=ROOT, capture_output=True, timeout=300
     )
     assert result.returncode == 0, result.stderr.decode()
     output = result.stdout.decode()

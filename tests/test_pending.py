@@ -112,3 +112,13 @@ def test_submit_refusals_and_lapse(game):
     game.ok("knightpanic submit 101 alice secret c1-e5")
     game.ok("knightpanic move 101 alice secret a1-c5")
     assert "No submission to confirm" in game.refused("knightpanic confirm 101 alice secret")
+
+
+def test_the_movers_comment_survives_a_queued_move_played_after_it(game):
+    game.ok("knightpanic queue 101 bob secret g7-e3", body="bob's plan")
+    game.new_mails()
+    game.ok("knightpanic move 101 alice secret c1-e5", body="alice's move")
+    body = body_of(game.new_mails()[0])
+    assert "alice writes:\nalice's move" in body
+    assert "bob writes:\nbob's plan" in body
+    assert body.index("alice writes:") < body.index("bob writes:")

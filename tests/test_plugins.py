@@ -64,3 +64,25 @@ def test_a_game_may_not_be_named_like_a_command():
             get_games()
     finally:
         pm.unregister(plugin)
+
+
+def test_the_subcommands_of_pbm_are_the_ones_no_game_may_take():
+    from pbm.cli import cli
+    from pbm.grammar import CLI_SUBCOMMANDS
+
+    assert set(cli.commands) == CLI_SUBCOMMANDS
+
+
+def test_two_games_may_not_share_a_display_name():
+    class Twin(BaseGame):
+        name = "twinpanic"
+        display_name = "KNIGHTPANIC"
+        player_names = ("A", "B")
+
+    plugin = plugin_with(Twin())
+    pm.register(plugin, name="bad-twin")
+    try:
+        with pytest.raises(PluginError, match="share the name KNIGHTPANIC"):
+            get_games()
+    finally:
+        pm.unregister(plugin)

@@ -1,7 +1,7 @@
 """Moves made ahead of time: queue (played when the turn comes), submit and confirm (3.7)."""
 
 from ..game import MoveError
-from ..grammar import command, split_guard
+from ..grammar import DIGITS_RE, command, split_guard
 from .play import VOTE_WORDS, act, authenticated_board, check_guard, move_text, playing_seats
 
 RESERVED = VOTE_WORDS + ("swap", "resign", "cancel")
@@ -38,6 +38,8 @@ def queue(ctx):
         return
     if word in RESERVED or not text:
         ctx.fail("Only moves and pass can be queued", board)
+    if guard is not None and not DIGITS_RE.fullmatch(guard):
+        ctx.fail(f'Invalid move number "{guard}" specified', board)
     ctx.store.set_queued_move(board.id, waiting[0], text, guard, ctx.request.body)
     _queue_reply(ctx, board)
 

@@ -147,9 +147,16 @@ for _word, _aliases in (("pass", ("--",)), ("swap", ()), ("resign", ())):
     )(_standalone(_word))
 
 
+MAX_MOVE_CHARS = 64
+
+
 def move_text(ctx) -> str:
-    """The words after the password, joined: blanks inside a move do not count (`rem E3`)."""
-    return "".join(ctx.args[3:])
+    """The words after the password, joined: the games' notations ignore blanks inside a
+    move (`rem E3`), and a mail client may break a long Subject."""
+    text = "".join(ctx.args[3:])
+    if len(text) > MAX_MOVE_CHARS:
+        ctx.fail(f"A move is at most {MAX_MOVE_CHARS} characters long")
+    return text
 
 
 def authenticated_board(ctx, board_at=0) -> Board:
@@ -238,7 +245,7 @@ def out_of_total_time(ctx, board, seat) -> bool:
     userid = board.position.holders[seat]
     event = f"{userid} forfeits: exceeded the total time limit of {board.row['total_days']} days."
     leave(ctx, board, seat, "forfeit", event)
-    ctx.refuse("You used too much time")
+    ctx.refuse("You used too much time", board=board)
     return True
 
 
@@ -286,12 +293,17 @@ def leave(ctx, board, seat, kind, event, auto=False):
 
 
 def forfeit_for_departure(ctx, row, userid):
-    """A deleted account forfeits every seat it still plays on the board."""
-    board = Board(ctx, row)
-    for seat in board.position.seats_of(userid):
-        if board.active and board.position.statuses[seat] == "playing":
-            leave(ctx, board, seat, "forfeit", f"{userid} has left the server and forfeits.")
-            board = Board(ctx, ctx.store.board_by_id(row["id"]))
+    """A deleted account forfeits every seat it still plays on the board, one at a time:
+    a withdrawal renumbers the seats and sets the plies aside, so look again each time."""
+    while True:
+        row = ctx.store.board_by_id(row["id"])
+        if row["status"] != "active":
+            return
+        board = Board(ctx, row)
+        seats = board.playing_seats_of(userid)
+        if not seats:
+            return
+        leave(ctx, board, seats[0], "forfeit", f"{userid} has left the server and forfeits.")
 
 
 def withdraw(ctx, board, seat):

@@ -2,7 +2,7 @@
 
 from ..boards import Board
 from ..game import MoveError, OptionError
-from ..grammar import command, parse_board
+from ..grammar import DIGITS_RE, command, parse_board
 from ..position import replay
 
 MAX_PREVIEW_MOVES = 200
@@ -76,7 +76,7 @@ def preview(ctx):
 
 def _preview_new(ctx, game, args):
     players = game.min_players
-    if args and args[0].isdigit():
+    if args and DIGITS_RE.fullmatch(args[0]):
         players = int(args[0])
         args = args[1:]
         if not game.min_players <= players <= game.max_players:
@@ -108,4 +108,4 @@ def replay_(ctx):
 
 
 def _is_number(token: str) -> bool:
-    return token.lstrip("-").isdigit() and token.count("-") <= 1
+    return bool(DIGITS_RE.fullmatch(token.removeprefix("-")))

@@ -102,9 +102,9 @@ def execute_vote(ctx, board, pending):
                     detail={"ply": taken["ply"], "text": taken["text"]})
     board.reload()
     board.save_snapshot()
-    board.events.append(
-        f"UNDO successful: move {taken['ply']} ({taken['text']}) has been taken back."
-    )
+    # A hidden move stays hidden from the others while the game goes on.
+    shown = f" ({taken['text']})" if board.game.visible_moves else ""
+    board.events.append(f"UNDO successful: move {taken['ply']}{shown} has been taken back.")
 
 
 def _vote_command(word):

@@ -20,7 +20,7 @@ def chat(ctx):
     ctx.authenticate(ctx.args[1], ctx.args[2])
     text = ctx.request.body.strip("\n")
     if not text.strip():
-        ctx.fail("Nothing to send: the message body is empty")
+        ctx.fail("Nothing to send: the message body is empty", board)
     subject = f"{ctx.game.display_name} chat {board.number} {ctx.userid}"
     body = ctx.render("mail/chat.txt", board=board, userid=ctx.userid, text=text)
     recipients = []

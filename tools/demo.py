@@ -14,6 +14,7 @@ from email.utils import make_msgid
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
 PLAYERS = {"alice": "alice@example.org", "bob": "bob@example.org"}
 PASSWORDS = {"alice": "wonderland", "bob": "builder1"}
 # A game where White traps Black's g7 knight on the ninth move.
@@ -63,7 +64,7 @@ def new_mail(outbox: Path, seen: set):
 def main() -> int:
     from click.testing import CliRunner
 
-    from .cli import cli
+    from pbm.cli import cli
 
     home = Path(os.environ.get("PBM_HOME") or ROOT / ".demo-home")
     result = CliRunner().invoke(cli, ["--home", str(home), "init"])
