@@ -183,3 +183,30 @@ def test_multiple_needs_lines_and_stops_at_the_limit(harness):
     subjects = [m.subject for _, m in result.queued]
     assert subjects == ["Help commands", "Help games", "PBM error"]
     assert "Only the first 2 commands were processed" in result.queued[-1][1].body
+
+
+def test_a_misspelt_change_hides_every_word_after_the_second(harness):
+    harness.signup("alice")
+    harness.new_mails()
+    message = harness.refused("change pasword alice secret N3wSecret", sender="x@example.org")
+    assert 'Syntax is "change address userid password [address...]" or' in message
+    [mail] = harness.new_mails()
+    assert "Subject: change pasword ... ... ..." in body_of(mail)
+    assert "secret" not in mail.as_string() and "N3wSecret" not in mail.as_string()
+
+
+def test_deleting_an_account_with_several_seats_forfeits_each(harness):
+    harness.signup("alice", "bob", "carol")
+    harness.ok("tally challenge carol bob carol")
+    harness.ok("tally challenge alice bob alice -target=30")
+    harness.ok("tally move 102 alice secret 1")
+    harness.ok("tally challenge bob alice carol")
+    for userid in ("bob", "alice", "carol"):
+        harness.ok(f"tally move 103 {userid} secret 1")
+    harness.ok("signoff carol secret")
+    assert not harness.run("tally show 101", sender=None).ok, "carol's two seats withdrew"
+    harness.ok("signoff alice secret")
+    shown = harness.run("tally show 102", sender=None)
+    assert not shown.ok, "both of alice's seats left board 102: it is removed"
+    text = harness.ok("tally show 103", sender=None).printed[0].body
+    assert "Forfeit" in text and "Game won by bob." in text

@@ -8,6 +8,7 @@ import pytest
 from click.testing import CliRunner
 
 from pbm.cli import cli
+from pbm.config import stamp
 from tests.conftest import body_of
 
 START = datetime(2026, 1, 1, 12, 0)
@@ -215,3 +216,48 @@ def test_per_board_nag_and_forfeit_times(harness, clock):
     assert "bob forfeits (no move)" in cleanup(harness)
     body = body_of(harness.new_mails("alice@example.org")[-1])
     assert "Nag time........ 2 days" in body and "Forfeit time.... 4 days" in body
+
+
+def test_one_failing_board_does_not_stop_the_run(harness, clock, monkeypatch):
+    import pbm.cleanup
+
+    harness.signup("alice", "bob")
+    at_day(clock, 0)
+    for _ in range(2):
+        harness.ok("knightpanic challenge alice bob")
+    for number in (101, 102):
+        harness.ok(f"knightpanic move {number} alice secret c1-e5")
+        harness.ok(f"knightpanic move {number} bob secret g7-e3")
+    real = pbm.cleanup._clean_board
+
+    def broken_first(ctx, board_id, mode, report):
+        if ctx.store.board_by_id(board_id)["number"] == 101:
+            raise RuntimeError("a plugin bug")
+        real(ctx, board_id, mode, report)
+
+    monkeypatch.setattr(pbm.cleanup, "_clean_board", broken_first)
+    at_day(clock, 8)
+    output = cleanup(harness)
+    assert "board knightpanic 101: failed and skipped (RuntimeError: a plugin bug)" in output
+    assert "KnightPanic Board 102: nag to alice" in output
+
+
+def test_a_move_made_after_the_listing_is_seen(harness, clock, monkeypatch):
+    """Cleanup lists the boards first; each board is read again in its own transaction."""
+    import pbm.cleanup
+
+    harness.signup("alice", "bob")
+    at_day(clock, 0)
+    harness.ok("knightpanic challenge alice bob")
+    harness.ok("knightpanic move 101 alice secret c1-e5")
+    harness.ok("knightpanic move 101 bob secret g7-e3")
+    real = pbm.cleanup._clean_board
+
+    def move_first(ctx, board_id, mode, report):
+        ctx.store.append_move(board_id, ply=3, seat=0, userid="alice", kind="move",
+                              text="a1-c5", auto=False, charged=0, at=stamp(ctx.now))
+        real(ctx, board_id, mode, report)
+
+    monkeypatch.setattr(pbm.cleanup, "_clean_board", move_first)
+    at_day(clock, 25)
+    assert "forfeits" not in cleanup(harness)

@@ -302,3 +302,32 @@ def test_comment_is_replaced_and_cleared(game):
     mail = game.new_mails("alice@example.org")[-1]
     assert mail["Subject"] == "KnightPanic Board 101 alice"
     assert "writes:" not in body_of(mail)
+
+
+@pytest.mark.parametrize("guard", ["²", "٣", "1e3"])
+def test_guards_take_ascii_digits_only(game, guard):
+    assert f'Invalid move number "{guard}" specified' in game.refused(
+        f"knightpanic move 101 alice secret c1-e5#{guard}")
+    assert f'Invalid move number "{guard}" specified' in game.refused(
+        f"knightpanic queue 101 bob secret a7-c3#{guard}")
+    game.ok("knightpanic move 101 alice secret c1-e5")
+
+
+def test_board_numbers_too_large_for_the_database_are_not_found(game):
+    assert "Syntax is" in game.refused("knightpanic move 99999999999999999999 alice secret c1-e5")
+    result = game.run("knightpanic show 99999999999999999999")
+    assert not result.ok and "Internal error" not in result.queued[0][1].body
+
+
+def test_a_long_move_is_refused(game):
+    assert "A move is at most 64 characters long" in game.refused(
+        "knightpanic move 101 alice secret " + "a1-c5" * 14)
+
+
+def test_server_options_need_values_that_fit_together(harness):
+    harness.signup("alice", "bob")
+    assert "--nagtime must be between 1 and 365 days" in harness.refused(
+        "knightpanic challenge alice bob --nagtime")
+    assert "--forfeittime must be between --nagtime and 365 days (the default is 21)" in (
+        harness.refused("knightpanic challenge alice bob --nagtime=30"))
+    harness.ok("knightpanic challenge alice bob --nagtime=30 --forfeittime=40")
