@@ -40,6 +40,7 @@ LIMITS = """[limits]
 commands_per_hour = 100000000
 signups_per_day = 100000000
 challenges_per_day = 100000000
+boards_per_user_per_day = 100000000
 failed_logins_per_hour = 100000000
 mails_per_user_per_day = 100000000
 """

@@ -27,6 +27,7 @@ DEFAULTS = {
         "commands_per_hour": "60",
         "signups_per_day": "5",
         "challenges_per_day": "30",
+        "boards_per_user_per_day": "20",
         "mails_per_user_per_day": "200",
         "failed_logins_per_hour": "5",
         "max_show_mails": "20",

@@ -545,6 +545,14 @@ class Store:
             (userid,),
         )
 
+    def count_boards_started_since(self, userid: str, since: str) -> int:
+        """Boards of every game created since a time with the user in a seat."""
+        return self._value(
+            "SELECT count(*) FROM boards WHERE created_at >= ? AND id IN "
+            "(SELECT board_id FROM seats WHERE userid = ?)",
+            (since, userid),
+        )
+
     def count_active_boards(self, game: str, userid: str, except_board: int | None = None) -> int:
         return self._value(
             "SELECT count(*) FROM boards WHERE game = ? AND status = 'active' AND id != ? AND id IN "

@@ -84,3 +84,13 @@ def test_unasked_mail_to_a_user_is_capped_but_play_goes_on(harness):
     harness.ok("knightpanic move 101 alice secret c1-e5")
     assert [m["Subject"] for m in harness.new_mails("alice@example.org")] == [
         "KnightPanic Board 101 bob"]
+
+
+def test_nobody_can_be_flooded_with_boards(harness):
+    harness.configure("[limits]\nboards_per_user_per_day = 2\n")
+    harness.signup("alice", "bob", "carol")
+    harness.ok("knightpanic challenge alice bob", sender="one@example.org")
+    harness.ok("tally challenge carol alice", sender="two@example.org")
+    message = harness.refused("knightpanic challenge alice carol", sender="three@example.org")
+    assert "alice has been given 2 new boards today; try tomorrow" in message
+    harness.ok("knightpanic challenge bob carol", sender="three@example.org")

@@ -1,6 +1,7 @@
 """Creating boards and playing on them: challenge, move, pass, swap, resign (spec 3.4, 3.5)."""
 
 import secrets
+from datetime import timedelta
 
 from ..boards import Board
 from ..config import parse_stamp, stamp
@@ -44,6 +45,11 @@ def challenge(ctx):
     except OptionError as error:
         problems.append(str(error))
     refusing = []
+    day_limit = ctx.config.number("limits.boards_per_user_per_day")
+    since = stamp(ctx.now - timedelta(days=1))
+    for userid in known:
+        if ctx.store.count_boards_started_since(userid, since) >= day_limit:
+            problems.append(f"{userid} has been given {day_limit} new boards today; try tomorrow")
     for userid in known:
         limit = ctx.store.challenge_limit(game.name, userid)
         if limit is None:
