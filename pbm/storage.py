@@ -495,9 +495,6 @@ class Store:
             (status, finished_at, board_id),
         )
 
-    def set_board_rated(self, board_id: int, rated: bool):
-        self.conn.execute("UPDATE boards SET rated = ? WHERE id = ?", (int(rated), board_id))
-
     def set_comment(self, board_id: int, author: str | None, text: str | None, at: str | None):
         self.conn.execute(
             "UPDATE boards SET comment_author = ?, comment_text = ?, comment_at = ? WHERE id = ?",
@@ -720,11 +717,6 @@ class Store:
                 "DELETE FROM subscriptions WHERE board_id = ? AND userid = ?", (board_id, userid)
             ).rowcount
         )
-
-    def is_subscribed(self, board_id: int, userid: str) -> bool:
-        return self._value(
-            "SELECT 1 FROM subscriptions WHERE board_id = ? AND userid = ?", (board_id, userid)
-        ) is not None
 
     def subscribed_boards(self, game: str, userid: str) -> list[dict]:
         return self._rows(
@@ -1124,6 +1116,3 @@ class Store:
             sql += f" WHERE status IN ({','.join('?' * len(statuses))})"
             params.extend(statuses)
         return self._rows(sql + " ORDER BY id", params)
-
-    def outbox_message(self, row_id: int):
-        return self._row("SELECT * FROM outbox WHERE id = ?", (row_id,))

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from games.knightline import KnightLine
 from pbm.game import MoveError, OptionError
 from pbm.testing import check_game
+from pbm.testing import play as checked_replay
 from tests.conftest import body_of
 
 game = KnightLine()
@@ -546,13 +547,7 @@ def test_random_games_end_in_bounds_stay_connected_and_replay(
     assert real_moves <= players * (stack - 1), "the spec's bound on the number of moves"
     assert len(log) <= setup_turns + 2 * players * (stack - 1) + players
     check_end(final, log, players, left)
-    state = game.initial_state(options, players, seed)
-    for seat, move in log:
-        assert game.to_move(state) == seat
-        if move != "pass":
-            assert game.parse_move(state, seat, move) == move
-        state = game.apply_move(state, seat, move)
-    assert state == final
+    assert checked_replay(game, options, players, seed, [move for _seat, move in log]) == final
 
 
 @settings(max_examples=200, deadline=None)

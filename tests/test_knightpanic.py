@@ -7,6 +7,7 @@ from hypothesis import strategies as st
 from games.knightpanic import KnightPanic
 from pbm.game import MoveError, OptionError
 from pbm.testing import check_game, random_game
+from pbm.testing import play as checked_replay
 
 game = KnightPanic()
 
@@ -199,12 +200,7 @@ def test_random_games_replay_identically(size, seed, loses):
         raw["mover_loses"] = True
     options = game.parse_options(raw, 2)
     moves, final = random_game(game, options, 2, seed, max_plies=300)
-    state = game.initial_state(options, 2, seed)
-    for move in moves:
-        seat = game.to_move(state)
-        assert game.parse_move(state, seat, move) == move
-        state = game.apply_move(state, seat, move)
-    assert state == final
+    assert checked_replay(game, options, 2, seed, moves) == final
     if game.outcome(final) is None:
         assert game.legal_moves(final, game.to_move(final)), "a player on move always has a move"
 

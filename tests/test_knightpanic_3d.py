@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from games.knightpanic import LEVEL_CHANGES, Board, KnightPanic, highest_fillable_level
 from pbm.game import MoveError, OptionError
 from pbm.testing import check_game, random_game
+from pbm.testing import play as checked_replay
 from tests.conftest import body_of
 
 game = KnightPanic()
@@ -676,12 +677,7 @@ def test_random_3d_games_replay_identically(size, seed, win_no_move):
     flags = {"win_no_move": True} if win_no_move else {}
     options = game.parse_options(raw_options(size, **flags), 2)
     moves, final = random_game(game, options, 2, seed, max_plies=300)
-    state = game.initial_state(options, 2, seed)
-    for move in moves:
-        seat = game.to_move(state)
-        assert game.parse_move(state, seat, move) == move
-        state = game.apply_move(state, seat, move)
-    assert state == final
+    assert checked_replay(game, options, 2, seed, moves) == final
     if game.outcome(final) is None:
         assert game.legal_moves(final, game.to_move(final)), "a player on move always has a move"
 

@@ -18,6 +18,7 @@ from games.hexgrid import (
 from games.uknight import Position, Uknight
 from pbm.game import MoveError, OptionError
 from pbm.testing import check_game, random_game
+from pbm.testing import play as checked_replay
 from tests.conftest import body_of
 from tests.spec_pictures import UK2, UK5, UK_START_BASE5, UK_START_BASE6
 
@@ -649,13 +650,7 @@ def test_random_legal_games_replay_identically(size, seed):
     for state, seat, move in playout(size, seed):
         moves.append(move)
         final = game.apply_move(state, seat, move)
-    replayed = game.initial_state(game.parse_options({"size": str(size)}, 2), 2, seed)
-    for move in moves:
-        seat = game.to_move(replayed)
-        canonical = move if move == "pass" else game.parse_move(replayed, seat, move)
-        assert canonical == move
-        replayed = game.apply_move(replayed, seat, canonical)
-    assert replayed == final
+    assert checked_replay(game, game.parse_options({"size": str(size)}, 2), 2, seed, moves) == final
 
 
 @settings(max_examples=12, deadline=None)
