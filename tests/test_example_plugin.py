@@ -48,7 +48,8 @@ def test_the_installed_package_carries_its_templates(installed):
 def test_the_example_passes_its_own_tests(installed, project_env):
     # -P: the example is imported from where pip put it, not from the source folder.
     result = subprocess.run(
-        [sys.executable, "-P", "-m", "pytest", "-q", "-p", "no:cacheprovider", str(EXAMPLE / "tests")],
+        [sys.executable, "-P", "-m", "pytest", "-q", "-p", "no:cacheprovider",
+         str(EXAMPLE / "tests")],
         env=with_example(project_env, installed), cwd=installed,
         capture_output=True, timeout=600,
     )

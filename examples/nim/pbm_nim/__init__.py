@@ -76,7 +76,9 @@ class Nim(BaseGame):
         if move == "pass":  # the core passes for a player who is out; the heaps stay
             return new
         heap, taken = ord(move[0]) - ord("a"), int(move[1:])
-        new["heaps"] = [size - taken if h == heap else size for h, size in enumerate(state["heaps"])]
+        new["heaps"] = [
+            size - taken if h == heap else size for h, size in enumerate(state["heaps"])
+        ]
         if not any(new["heaps"]):
             misere = state["options"]["misere"]
             new["winner"] = 1 - seat if misere else seat
