@@ -179,3 +179,25 @@ def test_an_operator_template_wins_over_the_games_own(harness):
     (folder / "help.txt").write_text("Our house rules for {{ game.display_name }}.\n")
     [mail] = harness.ok("help knightpanic", sender=None).printed
     assert "Our house rules for KnightPanic." in mail.body
+
+
+BUILT_IN = ["knightline", "knightpanic", "knightvision", "lox", "uknight"]
+
+
+@pytest.mark.parametrize("name", BUILT_IN)
+@settings(max_examples=100 * STRESS_FACTOR, deadline=None)
+@given(data=st.data())
+def test_every_built_in_game_parses_or_refuses_any_options(name, data):
+    played = get_games()[name]
+    keys = [key for option in played.options for key in option.keys]
+    raw = data.draw(st.dictionaries(
+        st.sampled_from(keys + ["x", "swap"]), OPTION_VALUES, max_size=4))
+    defaults = played.parse_options({}, 2)
+    try:
+        options = played.parse_options(raw, 2)
+    except OptionError as error:
+        assert str(error).startswith(f'Invalid {played.display_name} parameter "-')
+        return
+    assert set(options) == set(defaults)
+    state = played.initial_state(options, 2, 0)
+    assert played.to_move(state) == 0
