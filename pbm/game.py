@@ -134,10 +134,10 @@ class Switch:
         return (self.off, self.on)
 
     def usage(self) -> str:
-        return f"-{self.off} or -{self.on}"
+        return f"-{self.off} | -{self.on}"
 
     def help_entry(self) -> tuple[str, str]:
-        return f"-{self.off} | -{self.on}", f"{self.help} (default -{self.off})"
+        return self.usage(), f"{self.help} (default -{self.off})"
 
     def parse(self, given: str, value: str | bool, raw) -> dict:
         if value is not True:

@@ -96,7 +96,7 @@ def test_the_defaults_and_the_values_given():
      '"-blocker": give only one of -blocker and -wildcard: there is one grey tile'),
     ({"colour": "red"}, '"-colour=red": unknown option; the options are -size=N (3 to 9, '
                         "default 5), -base=N (5, 6 or 7, default 6), -stack=N (10 to 30 tiles, "
-                        "default 20), -2d or -3d, -blocker and -wildcard"),
+                        "default 20), -2d | -3d, -blocker and -wildcard"),
 ])
 def test_refusals_share_one_wording(raw, message):
     assert refusal(raw) == f"Invalid Declared parameter {message}"
