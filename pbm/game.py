@@ -1,8 +1,12 @@
-"""The game plugin contract (server spec section 10) and its base class."""
+"""The game plugin contract (server spec section 10): the abstract base class every game
+derives from, and the option declarations the core parses for it."""
 
 import re
+import textwrap
+from abc import ABC, abstractmethod
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 State = Any
 
@@ -10,6 +14,8 @@ RESERVED_MOVE_WORDS = frozenset(
     {"pass", "--", "swap", "resign", "propose", "undo", "accept", "reject", "cancel"}
 )
 GAME_NAME_RE = re.compile(r"[a-z][a-z0-9]{1,19}")
+NUMBER_RE = re.compile(r"\+?[0-9]{1,9}")
+HELP_WIDTH = 76
 
 
 class OptionError(ValueError):
@@ -27,8 +33,139 @@ class Outcome:
     reason: str = ""
 
 
-class BaseGame:
-    """Defaults of the contract; a game overrides what its rules need."""
+# -- declared options ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Number:
+    """`-name=N`: a whole number from low to high, or one of choices."""
+
+    name: str
+    default: int
+    help: str
+    low: int | None = None
+    high: int | None = None
+    choices: tuple[int, ...] = ()
+    unit: str = ""  # "tiles": -stack=N counts tiles
+    example: int | None = None  # shown in the refusal: "e.g. -size=13"
+
+    @property
+    def keys(self) -> tuple[str, ...]:
+        return (self.name,)
+
+    def span(self) -> str:
+        if self.choices:
+            words = [str(c) for c in self.choices]
+            return ", ".join(words[:-1]) + " or " + words[-1] if len(words) > 1 else words[0]
+        return f"{self.low} to {self.high}"
+
+    def allows(self, number: int) -> bool:
+        return number in self.choices if self.choices else self.low <= number <= self.high
+
+    def usage(self) -> str:
+        unit = f" {self.unit}" if self.unit else ""
+        return f"-{self.name}=N ({self.span()}{unit}, default {self.default})"
+
+    def help_entry(self) -> tuple[str, str]:
+        return f"-{self.name}=N", f"{self.help} {self.span()} (default {self.default})"
+
+    def parse(self, given: str, value: str | bool, raw) -> dict:
+        is_number = value is not True and NUMBER_RE.fullmatch(value.strip()) is not None
+        if not is_number and self.unit:
+            raise _Refusal(f"write the number of {self.unit}, e.g. -{self.name}={self.example}")
+        if is_number and self.allows(int(value)):
+            return {self.name: int(value)}
+        if self.choices:
+            raise _Refusal(f"{self.name} must be {self.span()}")
+        unit = f" {self.unit}" if self.unit else ""
+        # With a unit the example went with "write the number of"; without one it goes here.
+        example = f", e.g. -{self.name}={self.example}" if self.example and not self.unit else ""
+        raise _Refusal(f"{self.name} must be from {self.span()}{unit}{example}")
+
+
+@dataclass(frozen=True)
+class Flag:
+    """`-name`: on when given, off by default; `excludes` names a flag it cannot go with."""
+
+    name: str
+    help: str
+    excludes: str = ""
+    why: str = ""  # said after "give only one of -a and -b"
+
+    default = False
+
+    @property
+    def keys(self) -> tuple[str, ...]:
+        return (self.name,)
+
+    def usage(self) -> str:
+        return f"-{self.name}"
+
+    def help_entry(self) -> tuple[str, str]:
+        return f"-{self.name}", f"{self.help} (off by default)"
+
+    def parse(self, given: str, value: str | bool, raw) -> dict:
+        if value is not True:
+            raise _Refusal(f"-{self.name} takes no value")
+        if self.excludes and self.excludes in raw:
+            raise _Refusal(f"give only one of -{self.name} and -{self.excludes}{self._why()}")
+        return {self.name: True}
+
+    def _why(self) -> str:
+        return f": {self.why}" if self.why else ""
+
+
+@dataclass(frozen=True)
+class Switch:
+    """`-off` (the default) or `-on`, stored as options[on]: True for `-on`."""
+
+    on: str
+    off: str
+    help: str
+
+    default = False
+
+    @property
+    def name(self) -> str:
+        return self.on
+
+    @property
+    def keys(self) -> tuple[str, ...]:
+        return (self.off, self.on)
+
+    def usage(self) -> str:
+        return f"-{self.off} | -{self.on}"
+
+    def help_entry(self) -> tuple[str, str]:
+        return self.usage(), f"{self.help} (default -{self.off})"
+
+    def parse(self, given: str, value: str | bool, raw) -> dict:
+        if value is not True:
+            raise _Refusal(f"-{given} takes no value")
+        if self.off in raw and self.on in raw:
+            raise _Refusal(f"give only one of -{self.off} and -{self.on}")
+        return {self.on: given == self.on}
+
+
+Option = Number | Flag | Switch
+
+
+class _Refusal(Exception):
+    """Why one option's value is refused, before the core adds the shared wording."""
+
+
+# -- the base class --------------------------------------------------------------------------
+
+
+class BaseGame(ABC):
+    """What a game must implement (the abstract methods) and the defaults of the rest.
+
+    A state is a plain JSON value. The defaults of to_move and outcome read the keys
+    "to_move" (the seat on move), "winner" (a seat, None while the game goes on) and
+    "reason"; a game whose states say more (draws, several winners) overrides both.
+    apply_move receives only canonical move texts and "pass", and MUST accept "pass" for a
+    seat the core reports as out (spec 3.5.4) or for which can_pass or forced_move allow it.
+    """
 
     name: str
     display_name: str
@@ -43,18 +180,76 @@ class BaseGame:
     # Flags a reader may add to show/showas (`lox show 101 -control`); each reaches
     # render_board as a keyword argument set to True.
     view_options: tuple[str, ...] = ()
+    # The challenge options, in the order the options dict keeps them.
+    options: tuple[Option, ...] = ()
+
+    # -- what every game implements ----------------------------------------------------
+
+    @abstractmethod
+    def initial_state(self, options: dict, players: int, seed: int) -> State:
+        """The start position; randomness comes from seed."""
+
+    @abstractmethod
+    def parse_move(self, state: State, seat: int, text: str) -> str:
+        """The canonical text of the move, or MoveError saying what is wrong and how to write it."""
+
+    @abstractmethod
+    def legal_moves(self, state: State, seat: int) -> Iterable[str]:
+        """The seat's canonical moves; none when it is not on move."""
+
+    @abstractmethod
+    def apply_move(self, state: State, seat: int, move: str) -> State:
+        """A new state after a canonical move or "pass"; never mutates its argument."""
+
+    # -- defaults ----------------------------------------------------------------------
+
+    def to_move(self, state: State) -> int | None:
+        return None if self.outcome(state) is not None else state["to_move"]
+
+    def outcome(self, state: State) -> Outcome | None:
+        if state["winner"] is None:
+            return None
+        return Outcome(winners=(state["winner"],), reason=state.get("reason", ""))
 
     def parse_options(self, raw: Mapping[str, str | bool], players: int) -> dict:
-        if raw:
-            name, value = next(iter(raw.items()))
-            raise self.option_error(
-                format_option(name, value), f"{self.display_name} takes no options"
-            )
-        return {}
+        """The complete options from the declared ones: defaults, then what raw gives."""
+        options = {option.name: option.default for option in self.options}
+        by_key = {key: option for option in self.options for key in option.keys}
+        for given, value in raw.items():
+            option = by_key.get(given)
+            shown = format_option(given, value)
+            if option is None:
+                raise self.option_error(shown, self._unknown_option())
+            try:
+                options.update(option.parse(given, value, raw))
+            except _Refusal as refusal:
+                raise self.option_error(shown, str(refusal)) from None
+        return options
+
+    def _unknown_option(self) -> str:
+        if not self.options:
+            return f"{self.display_name} takes no options"
+        usages = [option.usage() for option in self.options]
+        if len(usages) == 1:
+            return f"unknown option; the only option is {usages[0]}"
+        return "unknown option; the options are " + ", ".join(usages[:-1]) + " and " + usages[-1]
 
     def option_error(self, shown: str, reason: str) -> OptionError:
         """The refusal of one challenge option, in the wording every game shares."""
         return OptionError(f'Invalid {self.display_name} parameter "{shown}": {reason}')
+
+    def options_help(self) -> str:
+        """The declared options, one entry each, for the "Options:" part of help.txt."""
+        if not self.options:
+            return "  none"
+        entries = [option.help_entry() for option in self.options]
+        column = 2 + max(len(usage) for usage, _ in entries) + 3
+        lines = []
+        for usage, text in entries:
+            wrapped = textwrap.wrap(text, HELP_WIDTH - column) or [""]
+            lines.append(f"  {usage:<{column - 2}}{wrapped[0]}".rstrip())
+            lines.extend(" " * column + more for more in wrapped[1:])
+        return "\n".join(lines)
 
     def can_pass(self, state: State, seat: int) -> bool:
         return False
@@ -74,6 +269,8 @@ class BaseGame:
 
     def is_rated(self, options: dict) -> bool:
         return not any(name.startswith("handicap") and value for name, value in options.items())
+
+    # -- templates: templates/board.txt and templates/help.txt in the game's package ---
 
     def _environment(self):
         if self.templates is None:
@@ -117,9 +314,27 @@ def validate_game(game) -> None:
         problems.append("min_players and max_players are inconsistent")
     if game.move_layout not in ("columns", "lines"):
         problems.append('move_layout must be "columns" or "lines"')
+    problems.extend(_option_problems(getattr(game, "options", ())))
     if problems:
         from .plugins import PluginError
 
         raise PluginError(f"Game {getattr(game, 'name', game)!r}: " + "; ".join(problems))
 
 
+
+
+def _option_problems(options) -> list[str]:
+    problems, keys = [], []
+    for option in options:
+        keys.extend(option.keys)
+        if isinstance(option, Number):
+            ranged = option.low is not None and option.high is not None
+            if ranged == bool(option.choices):
+                problems.append(f"option {option.name} needs either low and high or choices")
+            elif not option.allows(option.default):
+                problems.append(f"option {option.name}: the default is not allowed")
+            elif option.unit and option.example is None:
+                problems.append(f"option {option.name}: a unit needs an example")
+    if len(set(keys)) != len(keys):
+        problems.append("two options share a name")
+    return problems

@@ -93,15 +93,12 @@ def plugin_listing():
     )
 
 
-def plugin_template_packages():
-    """Packages of registered plugins, whose templates/ folders the loader searches."""
-    load_plugins()
-    names = []
-    for plugin in pm.get_plugins():
-        package = getattr(plugin, "__package__", None) or getattr(plugin, "__name__", None)
-        if package and package not in names:
-            names.append(package)
-    return names
+def registered_game(name: str):
+    """The registered game of that name, else None."""
+    for game, _plugin in _registrations():
+        if game.name == name:
+            return game
+    return None
 
 
 def load_game(name: str):
@@ -109,9 +106,9 @@ def load_game(name: str):
     not loaded yet: a mail about one game should not import every game. None if unknown."""
     from .game import validate_game
 
-    for game, _plugin in _registrations():
-        if game.name == name:
-            return game
+    game = registered_game(name)
+    if game is not None:
+        return game
     if _loaded or getattr(sys, "_called_from_test", False):
         return None
     wanted = os.environ.get("PBM_LOAD_PLUGINS")

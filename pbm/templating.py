@@ -1,4 +1,8 @@
-"""The Jinja2 text environment shared by mail templates and game boards."""
+"""The Jinja2 text environment shared by mail templates and game boards.
+
+A game's templates live in the templates/ folder of its own package, built-in or not, and
+are named `<game>/<file>`: `knightpanic/board.txt` is games/knightpanic/templates/board.txt.
+"""
 
 import sys
 from functools import lru_cache
@@ -16,16 +20,33 @@ def templates_dir() -> Path:
     return Path(sys.prefix) / "share" / "pbm" / "templates"
 
 
-def _plugin_loaders():
-    from .plugins import plugin_template_packages
+class GameTemplateLoader(jinja2.BaseLoader):
+    """`<game>/<file>` from the templates/ folder of the package that defines the game."""
 
-    loaders = []
-    for package in plugin_template_packages():
+    def __init__(self):
+        self._loaders = {}
+
+    def get_source(self, environment, template):
+        game_name, _, file_name = template.partition("/")
+        loader = self._loaders.get(game_name)
+        if loader is None:
+            loader = self._package_loader(game_name)
+            if loader is None:
+                raise jinja2.TemplateNotFound(template)
+            self._loaders[game_name] = loader
+        return loader.get_source(environment, file_name)
+
+    @staticmethod
+    def _package_loader(game_name):
+        from .plugins import registered_game
+
+        game = registered_game(game_name)
+        if game is None:
+            return None
         try:
-            loaders.append(jinja2.PackageLoader(package, "templates"))
-        except (ValueError, ModuleNotFoundError):
-            pass
-    return loaders
+            return jinja2.PackageLoader(type(game).__module__, "templates")
+        except ValueError:  # the package has no templates/ folder
+            return None
 
 
 def _bytecode_cache(home):
@@ -42,12 +63,12 @@ def _bytecode_cache(home):
 
 @lru_cache(maxsize=8)
 def text_environment(home: Path | None = None) -> jinja2.Environment:
-    """Operator overrides in $PBM_HOME/templates win over ours, ours over plugins'."""
+    """Operator overrides in $PBM_HOME/templates win over ours, ours over the games'."""
     loaders = []
     if home is not None:
         loaders.append(jinja2.FileSystemLoader(str(Path(home) / "templates")))
     loaders.append(jinja2.FileSystemLoader(str(templates_dir())))
-    loaders.extend(_plugin_loaders())
+    loaders.append(GameTemplateLoader())
     return jinja2.Environment(
         loader=jinja2.ChoiceLoader(loaders),
         bytecode_cache=_bytecode_cache(home),

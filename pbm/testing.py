@@ -68,6 +68,10 @@ def check_game(game, sample_games, bad_options=({"no_such_option": True},)):
                     assert str(error), "a MoveError must say what is wrong"
                 else:
                     raise AssertionError(f"parse_move accepted {text!r}")
+    help_text = game.help_text()
+    for option in getattr(game, "options", ()):
+        for key in option.keys:
+            assert f"-{key}" in help_text, f"help.txt must list -{key}: use game.options_help()"
     for raw in bad_options:
         try:
             game.parse_options(raw, game.min_players)

@@ -5,8 +5,8 @@ import types
 import pytest
 
 from pbm import hookimpl
-from pbm.game import BaseGame
 from pbm.plugins import PluginError, get_games, pm
+from tests.toygame import Tally
 
 
 def plugin_with(game):
@@ -20,13 +20,19 @@ def plugin_with(game):
     return module
 
 
-class Copycat(BaseGame):
+class TwoSeatGame(Tally):
+    """A complete game: only the names of the games below break the rules."""
+
+    max_players = 2
+
+
+class Copycat(TwoSeatGame):
     name = "knightpanic"
     display_name = "Copycat"
     player_names = ("A", "B")
 
 
-class Spaced(BaseGame):
+class Spaced(TwoSeatGame):
     name = "spaced"
     display_name = "Has Spaces"
     player_names = ("A", "B")
@@ -52,7 +58,7 @@ def test_a_bad_or_duplicate_game_stops_start_up(game, message):
 
 
 def test_a_game_may_not_be_named_like_a_command():
-    class Show(BaseGame):
+    class Show(TwoSeatGame):
         name = "show"
         display_name = "Show"
         player_names = ("A", "B")
@@ -74,7 +80,7 @@ def test_the_subcommands_of_pbm_are_the_ones_no_game_may_take():
 
 
 def test_two_games_may_not_share_a_display_name():
-    class Twin(BaseGame):
+    class Twin(TwoSeatGame):
         name = "twinpanic"
         display_name = "KNIGHTPANIC"
         player_names = ("A", "B")

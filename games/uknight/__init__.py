@@ -15,7 +15,7 @@ from typing import NamedTuple
 
 from games.hexgrid import Cell, HexHexBoard, is_knight_move, line_direction, step
 from pbm import hookimpl
-from pbm.game import BaseGame, MoveError, Outcome, format_option
+from pbm.game import BaseGame, MoveError, Number, Outcome
 
 WHITE, BLACK = 0, 1
 COLOURS = ("White", "Black")
@@ -180,22 +180,7 @@ class Uknight(BaseGame):
     max_players = 2
     swap_after = 1
 
-    # -- options -----------------------------------------------------------------------
-
-    def parse_options(self, raw, players):
-        options = {"size": DEFAULT_SIZE}
-        for name, value in raw.items():
-            shown = format_option(name, value)
-            if name != "size":
-                raise self.option_error(
-                    shown,
-                    "unknown option; the only option is -size=N "
-                    f"(5, 6 or 7, default {DEFAULT_SIZE})",
-                )
-            if value is True or not re.fullmatch(r"\d{1,2}", value) or int(value) not in SIZES:
-                raise self.option_error(shown, "size must be 5, 6 or 7")
-            options["size"] = int(value)
-        return options
+    options = (Number("size", DEFAULT_SIZE, "board base", choices=SIZES),)
 
     # -- state -------------------------------------------------------------------------
 

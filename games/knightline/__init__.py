@@ -9,7 +9,7 @@ import math
 import re
 
 from pbm import hookimpl
-from pbm.game import BaseGame, MoveError, Outcome, format_option
+from pbm.game import BaseGame, Flag, MoveError, Number, Outcome
 
 WHITE, BLACK, RED = 0, 1, 2
 LETTERS = ("W", "B", "R")
@@ -22,7 +22,6 @@ LINE_DIRECTIONS = ((1, 0), (0, 1), (1, 1), (1, -1))
 LINE_LENGTH = 4
 STACK_SIZES = range(10, 31)
 DEFAULT_STACK = 20
-VARIANT_FLAGS = ("blocker", "wildcard")
 # 5 characters of row label, 4 per cell and 4 of row label again: 16 cells fit in 76.
 PANEL_COLUMNS = 16
 
@@ -113,35 +112,20 @@ class KnightLine(BaseGame):
     min_players = 2
     max_players = 3
 
-    # -- options -------------------------------------------------------------------
-
-    def parse_options(self, raw, players):
-        options = {"stack": DEFAULT_STACK, "blocker": False, "wildcard": False}
-        for name, value in raw.items():
-            shown = format_option(name, value)
-            if name == "stack":
-                if value is True or not re.fullmatch(r"\+?\d{1,3}", value.strip()):
-                    raise self.option_error(shown, "write the number of tiles, e.g. -stack=15")
-                if int(value) not in STACK_SIZES:
-                    raise self.option_error(
-                        shown, f"stack must be from {STACK_SIZES[0]} to {STACK_SIZES[-1]} tiles"
-                    )
-                options["stack"] = int(value)
-            elif name in VARIANT_FLAGS:
-                if value is not True:
-                    raise self.option_error(shown, f"-{name} takes no value")
-                if all(flag in raw for flag in VARIANT_FLAGS):
-                    raise self.option_error(
-                        shown, "give only one of -blocker and -wildcard: there is one grey tile"
-                    )
-                options[name] = True
-            else:
-                raise self.option_error(
-                    shown,
-                    "unknown option; the options are -stack=N (10 to 30 tiles, default 20), "
-                    "-blocker and -wildcard",
-                )
-        return options
+    options = (
+        Number(
+            "stack", DEFAULT_STACK, "tiles per player,", low=STACK_SIZES[0],
+            high=STACK_SIZES[-1], unit="tiles", example=15,
+        ),
+        Flag(
+            "blocker", "promotion tile, variation 1: a grey tile on 0,0 blocks every line "
+            "through it", excludes="wildcard", why="there is one grey tile",
+        ),
+        Flag(
+            "wildcard", "promotion tile, variation 2: the grey tile on 0,0 counts as a "
+            "stack of every player",
+        ),
+    )
 
     # -- state ---------------------------------------------------------------------
 

@@ -9,7 +9,7 @@ Y = number - 1; the 2D game keeps every piece on level 1.
 import re
 
 from pbm import hookimpl
-from pbm.game import BaseGame, MoveError, Outcome, format_option
+from pbm.game import BaseGame, MoveError, Number, Switch
 
 WHITE, BLACK = 0, 1
 SYMBOLS = ("o", "x")
@@ -31,9 +31,6 @@ SETUP_ROWS = {  # White's rows from the bottom; Black's mirror them
     6: ["oooooo", "oo..oo", "o....o"],
     7: ["ooooooo", "oo...oo", "o.....o"],
 }
-
-# (default, other) for each pair of flags; the options dict keeps the "other" flag.
-FLAG_PAIRS = (("2d", "3d"), ("mover_wins", "mover_loses"), ("lose_no_move", "win_no_move"))
 
 
 def cell_name(x: int, y: int) -> str:
@@ -138,30 +135,16 @@ class KnightPanic(BaseGame):
     min_players = 2
     max_players = 2
 
-    # -- options -------------------------------------------------------------------
-
-    def parse_options(self, raw, players):
-        options = {"size": 4, "3d": False, "mover_loses": False, "win_no_move": False}
-        for name, value in raw.items():
-            shown = format_option(name, value)
-            if name == "size":
-                if value is True or not re.fullmatch(r"\d+", value) or not 4 <= int(value) <= 7:
-                    raise self.option_error(shown, "size must be from 4 to 7")
-                options["size"] = int(value)
-                continue
-            pair = next((p for p in FLAG_PAIRS if name in p), None)
-            if pair is None:
-                raise self.option_error(
-                    shown,
-                    "unknown option; the options are -size=N, -2d or -3d, "
-                    "-mover_wins or -mover_loses, -win_no_move or -lose_no_move",
-                )
-            if value is not True:
-                raise self.option_error(shown, f"-{name} takes no value")
-            if all(flag in raw for flag in pair):
-                raise self.option_error(shown, f"give only one of -{pair[0]} and -{pair[1]}")
-            options[pair[1]] = name == pair[1]
-        return options
+    options = (
+        Number("size", 4, "board size", low=4, high=7),
+        Switch("3d", "2d", "the flat game or the 3D variant"),
+        Switch("mover_loses", "mover_wins", "who wins a double trap"),
+        Switch(
+            "win_no_move", "lose_no_move",
+            "in 3D, whether a player whose knights are all pinned loses or wins; accepted "
+            "and ignored in 2D",
+        ),
+    )
 
     # -- state ---------------------------------------------------------------------
 
@@ -181,14 +164,6 @@ class KnightPanic(BaseGame):
             "winner": None,
             "reason": "",
         }
-
-    def to_move(self, state):
-        return None if state["winner"] is not None else state["to_move"]
-
-    def outcome(self, state):
-        if state["winner"] is None:
-            return None
-        return Outcome(winners=(state["winner"],), reason=state["reason"])
 
     # -- moves ---------------------------------------------------------------------
 
@@ -395,14 +370,6 @@ class KnightPanic(BaseGame):
             ]
             rows.append((str(y + 1), " ".join(cells)))
         return rows
-
-    def options_summary(self, options) -> str:
-        tiebreak = "the opponent" if options["mover_loses"] else "the mover"
-        summary = f"{options['size']}x{options['size']} board; a double trap is won by {tiebreak}"
-        if options["3d"]:
-            pinned = "wins" if options["win_no_move"] else "loses"
-            summary += f"; 3D stacking, a player with every knight pinned {pinned}"
-        return summary
 
 
 @hookimpl

@@ -16,7 +16,7 @@ import re
 
 from games.hexgrid import Cell, RhombusBoard, opposite
 from pbm import hookimpl
-from pbm.game import BaseGame, MoveError, Outcome, format_option
+from pbm.game import BaseGame, Flag, MoveError, Number
 
 RED, BLUE = 0, 1
 EMPTY = "."
@@ -118,33 +118,14 @@ class Lox(BaseGame):
     move_layout = "lines"
     view_options = ("control",)
 
-    # -- options -------------------------------------------------------------------
-
-    def parse_options(self, raw, players):
-        options = {"size": DEFAULT_SIZE, "control": False}
-        for name, value in raw.items():
-            shown = format_option(name, value)
-            if name == "size":
-                if (
-                    value is True
-                    or not re.fullmatch(r"\d+", value)
-                    or not MIN_SIZE <= int(value) <= MAX_SIZE
-                ):
-                    raise self.option_error(
-                        shown, f"size must be from {MIN_SIZE} to {MAX_SIZE}, e.g. -size=13"
-                    )
-                options["size"] = int(value)
-            elif name == "control":
-                if value is not True:
-                    raise self.option_error(shown, "-control takes no value")
-                options["control"] = True
-            else:
-                raise self.option_error(
-                    shown,
-                    f"unknown option; the options are -size=N ({MIN_SIZE} to {MAX_SIZE}, "
-                    f"default {DEFAULT_SIZE}) and -control (mark controlled cells)",
-                )
-        return options
+    options = (
+        Number("size", DEFAULT_SIZE, "board N x N,", low=MIN_SIZE, high=MAX_SIZE, example=13),
+        Flag(
+            "control",
+            "every board of the game marks the empty cells each side controls, r for Red "
+            "and b for Blue",
+        ),
+    )
 
     # -- state ---------------------------------------------------------------------
 
@@ -170,14 +151,6 @@ class Lox(BaseGame):
         }
         self._test_for_win(state)
         return state
-
-    def to_move(self, state):
-        return state["to_move"]
-
-    def outcome(self, state):
-        if state["winner"] is None:
-            return None
-        return Outcome(winners=(state["winner"],), reason=state["reason"])
 
     # -- reading a state -----------------------------------------------------------
 

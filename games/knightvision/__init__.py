@@ -16,7 +16,7 @@ from collections import Counter
 
 from games.hexgrid import Cell, RhombusBoard, cells_between, line_direction
 from pbm import hookimpl
-from pbm.game import BaseGame, MoveError, Outcome, format_option
+from pbm.game import BaseGame, MoveError, Number
 
 WHITE, BLACK = 0, 1
 COLOURS = ("White", "Black")
@@ -112,23 +112,7 @@ class KnightVision(BaseGame):
     # one line per ply names the side and the player of every move.
     move_layout = "lines"
 
-    # -- options -------------------------------------------------------------------
-
-    def parse_options(self, raw, players):
-        options = {"size": DEFAULT_SIZE}
-        for name, value in raw.items():
-            shown = format_option(name, value)
-            if name != "size":
-                raise self.option_error(
-                    shown, f"unknown option; the only option is -size=N ({MIN_SIZE} to "
-                    f"{MAX_SIZE}, default {DEFAULT_SIZE})"
-                )
-            if value is True or not re.fullmatch(r"\d+", value) or not (
-                MIN_SIZE <= int(value) <= MAX_SIZE
-            ):
-                raise self.option_error(shown, f"size must be from {MIN_SIZE} to {MAX_SIZE}")
-            options["size"] = int(value)
-        return options
+    options = (Number("size", DEFAULT_SIZE, "board size", low=MIN_SIZE, high=MAX_SIZE),)
 
     # -- state ---------------------------------------------------------------------
 
@@ -143,14 +127,6 @@ class KnightVision(BaseGame):
             "winner": None,
             "reason": "",
         }
-
-    def to_move(self, state):
-        return None if state["winner"] is not None else state["to_move"]
-
-    def outcome(self, state):
-        if state["winner"] is None:
-            return None
-        return Outcome(winners=(state["winner"],), reason=state["reason"])
 
     def pass_refusal(self, state, seat):
         return (
