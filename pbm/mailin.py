@@ -13,6 +13,8 @@ from email import policy
 from email.parser import BytesHeaderParser, BytesParser
 from email.utils import getaddresses
 
+from .headers import MESSAGE_ID_RE, HeaderError, checked_address, message_id_token
+
 EX_OK = 0
 EX_TEMPFAIL = 75
 MAX_COMMENT_LINES = 100
@@ -21,9 +23,7 @@ READ_CHUNK = 65536
 
 log = logging.getLogger("pbm.mailin")
 
-MESSAGE_ID_RE = re.compile(r"<([^<>\s]{1,250})>")
 CONTROL_RE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
-ADDR_SPEC_RE = re.compile(r"[^\s@<>()\[\],;:\"]+@[A-Za-z0-9.-]+")
 TITLE_RE = re.compile(
     r"^(?:(?:Summary|Preview|Replay|Submit|Nag|Subscription Summary|Notification) of \S+ Board"
     r"|A new \S+ board \(\d+\) has been started\.)"
@@ -113,11 +113,14 @@ def _header(message, name) -> str:
 
 
 def reply_address(message) -> str | None:
-    """The first Reply-To address, else From; only a bare addr-spec is accepted."""
+    """The first Reply-To address, else From; only a plain ASCII addr-spec is accepted
+    (headers.checked_address): an 8-bit or encoded-word address gets no answer."""
     for name in ("Reply-To", "From"):
         for _, address in getaddresses([_header(message, name)]):
-            if ADDR_SPEC_RE.fullmatch(address or ""):
-                return address
+            try:
+                return checked_address(address or "")
+            except HeaderError:
+                continue
     return None
 
 
@@ -149,9 +152,14 @@ def loop_reason(message, envelope_sender, config) -> str | None:
 
 
 def message_id_of(message) -> str | None:
-    """The Message-ID's <token> only: nothing else of the header travels on."""
-    match = MESSAGE_ID_RE.search(_header(message, "Message-ID"))
-    return match.group(1) if match else None
+    """The Message-ID's token only, read from the raw header before any decoding; a token
+    that is not plain printable ASCII (headers.message_id_token) counts as none."""
+    for name, value in message.raw_items():
+        if name.lower() == "message-id":
+            match = MESSAGE_ID_RE.search(re.sub(r"\r?\n[ \t]", " ", str(value)))
+            token = message_id_token(match.group(0)) if match else None
+            return token[1:-1] if token else None
+    return None
 
 
 def message_key(message, raw: bytes) -> str:
