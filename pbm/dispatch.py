@@ -8,6 +8,7 @@ import errno
 import logging
 import traceback
 from contextlib import contextmanager
+from dataclasses import replace
 from datetime import timedelta
 
 from . import commands  # noqa: F401  (registers every command with the grammar)
@@ -232,6 +233,30 @@ class Server:
         return self._transaction(request, None, {}, answer)
 
 
+def secrets_to_mask(parsed, store) -> list[str]:
+    """The command's passwords, and the word in its userid's place when that names no
+    user: a player who swapped userid and password put the password there."""
+    if parsed is None:
+        return []
+    secrets = parsed.secrets
+    positions = parsed.spec.auth_positions(parsed.args)
+    if positions is not None and max(positions) < len(parsed.args):
+        userid, password = parsed.args[positions[0]], parsed.args[positions[1]]
+        if password in secrets and store.password_hash(userid.lower()) is None:
+            secrets = secrets + [userid]
+    return secrets
+
+
+def masked_request(request: Request, secrets) -> Request:
+    if not secrets:
+        return request
+    return replace(
+        request,
+        body=mask_secrets(request.body, secrets),
+        body_lines=[mask_secrets(line, secrets) for line in request.body_lines],
+    )
+
+
 class Context:
     """What a command function works with: the request, the store, the mails it sends."""
 
@@ -239,10 +264,12 @@ class Context:
         self.server = server
         self.store = server.store
         self.config = server.config
-        self.request = request
         self.parsed = parsed
         self.game = parsed.game if parsed else None
         self.checks = checks
+        # Passwords are masked out of the body before any command stores or mails it.
+        self.secrets = secrets_to_mask(parsed, self.store)
+        self.request = masked_request(request, self.secrets)
         self.now = now()
         self.mails: list[Mail] = []
         self.refused = False
@@ -281,8 +308,8 @@ class Context:
     def refuse(self, message: str, board: Board | None = None, subject: str | None = None):
         """Answer the sender with an error mail (5.7); the command is not carried out."""
         self.refused = True
-        secrets = self.parsed.secrets if self.parsed else None
-        self._error_mail(message, board, secrets, self.game, subject)
+        self._error_mail(message, board, self.secrets if self.parsed else None, self.game,
+                         subject)
 
     def refuse_grammar(self, error: GrammarError):
         self.refused = True
@@ -303,8 +330,11 @@ class Context:
         subject_line = normalize(self.request.text)
         body_lines = self.request.body_lines[:QUOTED_BODY_LINES]
         if secrets is None:
-            subject_line = " ".join(mask_unparsed(subject_line.split()))
-            quoted = [f"Subject: {subject_line}"] + body_lines
+            # Any word the quote hides may be a password pasted into the body as well.
+            words = subject_line.split()
+            subject_line = " ".join(mask_unparsed(words))
+            hidden = [w for w in words[2:] if len(w) >= 4]
+            quoted = [f"Subject: {subject_line}"] + [mask_secrets(l, hidden) for l in body_lines]
         else:
             quoted = [mask_secrets(line, secrets) for line in [f"Subject: {subject_line}"] + body_lines]
         summary = ""
