@@ -30,6 +30,7 @@ DEFAULTS = {
         "boards_per_user_per_day": "20",
         "mails_per_user_per_day": "200",
         "failed_logins_per_hour": "5",
+        "failed_logins_per_account_per_hour": "20",
         "max_show_mails": "20",
         "max_multiple_lines": "50",
     },

@@ -18,7 +18,14 @@ from .grammar import GrammarError, mask_unparsed, normalize, parse
 from .mailout import Mail, deliver, queue
 from .request import Request, Result
 from .plugins import GameCatalog, get_migration_sets
-from .security import hash_password, mask_secrets, needs_rehash, verify_password
+from .security import (
+    hash_password,
+    login_lock,
+    mask_secrets,
+    needs_rehash,
+    password_check_needed,
+    verify_password,
+)
 from .storage import Store, is_busy_or_full
 from .templating import text_environment
 
@@ -120,7 +127,7 @@ class Server:
             parsed, grammar_error = None, error
         if parsed is not None and parsed.spec.batch:
             return parsed.spec.handler(self, request, parsed)
-        checks = self._verify_passwords(parsed, early) if parsed else {}
+        checks = self._verify_passwords(request, parsed, early) if parsed else {}
 
         def work(ctx):
             if grammar_error is not None:
@@ -185,10 +192,13 @@ class Server:
     def _timeouts(self) -> tuple[int, int]:
         return self.config.number("timeouts.nag_days"), self.config.number("timeouts.forfeit_days")
 
-    def _verify_passwords(self, parsed, early=None) -> dict:
-        """argon2 is slow: check and hash passwords before taking the write lock."""
+    def _verify_passwords(self, request, parsed, early=None) -> dict:
+        """argon2 is slow: check and hash passwords before taking the write lock, and only
+        for a command that will get as far as its password."""
         checks = {}
         pair = parsed.auth_pair()
+        if not password_check_needed(self.store, self.config, request, pair[0] if pair else None):
+            return checks
         if pair is not None:
             userid, password = pair
             stored = self.store.password_hash(userid)
@@ -298,6 +308,21 @@ class Context:
         # Failed logins outlive the refusal's rollback: they are what slows guessing down.
         for userid in self.failed_logins:
             self.store.add_auth_failure(userid, self.sender_key, stamp(self.now))
+            self._tell_owner_of_guessing(userid)
+
+    def _tell_owner_of_guessing(self, userid: str):
+        """Once a day at most, mail the owner that their account is locked to strangers."""
+        limit = self.config.number("limits.failed_logins_per_account_per_hour")
+        failures = self.store.auth_failures_of_user(userid, stamp(self.now - HOUR))
+        if len(failures) <= limit or self.store.password_hash(userid) is None:
+            return
+        if self.store.rate_events("lock_notice", userid, stamp(self.now - DAY)):
+            return
+        self.store.add_rate_event("lock_notice", userid, stamp(self.now))
+        again = show_time(parse_stamp(failures[-limit - 1]) + HOUR)
+        body = self.render("mail/account_locked.txt", userid=userid, failures=len(failures),
+                           again=again)
+        self.mail_user(userid, f"Password guessing on {userid}", body, "account")
 
     def fail(self, message: str, board: Board | None = None):
         raise CommandError(message, board)
@@ -350,12 +375,17 @@ class Context:
 
     def authenticate(self, userid: str, password: str):
         userid = userid.lower()
-        if self.sender_key:
-            limit = self.config.number("limits.failed_logins_per_hour")
-            failures = self.store.auth_failures(userid, self.sender_key, stamp(self.now - HOUR))
-            if len(failures) > limit:  # 7: "more than failed_logins_per_hour" locks the pair
-                again = show_time(parse_stamp(failures[-limit - 1]) + HOUR)
-                self.fail(f"Too many failed password attempts for {userid}; try again after {again}")
+        lock = login_lock(self.store, self.config, userid, self.sender_key, self.now)
+        if lock is not None:
+            again, whole_account = lock
+            if whole_account:
+                self.fail(
+                    f"Too many failed password attempts for {userid} from addresses not "
+                    f"registered to it; try again after {show_time(again)}, or send from "
+                    "one of the account's own addresses"
+                )
+            self.fail(f"Too many failed password attempts for {userid}; try again after "
+                      f"{show_time(again)}")
         user = self.store.get_user(userid)
         active = user is not None and user["status"] == "active"
         stored = user["password_hash"] if active else None

@@ -230,20 +230,23 @@ def handle(server, raw: bytes, size: int, envelope_sender: str | None, early=Non
     return server.execute(request, early=early)
 
 
-def start_password_check(config, text: str):
+def start_password_check(config, request):
     """Begin the argon2 check of the command's password before the rest of the server is
-    imported (see security.EarlyCheck); None when the words name no password."""
+    imported (see security.EarlyCheck); None when the words name no password, or when the
+    command will not get as far as its password (security.password_check_needed)."""
     from . import commands  # noqa: F401  (the command table says where passwords stand)
     from .grammar import password_of
-    from .security import EarlyCheck
+    from .security import EarlyCheck, password_check_needed
     from .storage import Store
 
-    pair = password_of(text)
+    pair = password_of(request.text)
     if pair is None or not config.db_path.exists():
         return None
     try:
         store = Store.open(config.db_path)
         try:
+            if not password_check_needed(store, config, request, pair[0]):
+                return None
             stored = store.password_hash(pair[0])
         finally:
             store.close()
@@ -276,7 +279,7 @@ def main(argv=None) -> int:
         request, refusal = read_message(config, raw, size, os.environ.get("SENDER"))
         if request is None:
             return EX_OK
-        early = start_password_check(config, request.text) if refusal is None else None
+        early = start_password_check(config, request) if refusal is None else None
         from .dispatch import open_server
 
         with open_server(config) as server:
