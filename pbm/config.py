@@ -29,6 +29,7 @@ DEFAULTS = {
         "challenges_per_day": "30",
         "boards_per_user_per_day": "20",
         "mails_per_user_per_day": "200",
+        "mails_to_unconfirmed_address_per_day": "3",
         "failed_logins_per_hour": "5",
         "failed_logins_per_account_per_hour": "20",
         "max_show_mails": "20",

@@ -216,12 +216,34 @@ class Server:
         for mail in ctx.mails:
             if mail.to_sender and ctx.request.operator:
                 result.printed.append(mail)
-            elif mail.to:
+                continue
+            mail.to = self._within_unconfirmed_cap(ctx, mail)
+            if mail.to:
                 row_id = queue(
                     self.store, self.config, mail, ctx.request.message_id, ctx.request.key
                 )
                 result.queued.append((row_id, mail))
         return result
+
+    def _within_unconfirmed_cap(self, ctx, mail) -> list[str]:
+        """The recipients a user's mail may go to: an address no command of that account
+        has come from gets at most mails_to_unconfirmed_address_per_day mails a day in all,
+        whatever the command (issue 13.6). Answers to the sender and the operator's own
+        commands are not capped here (commands_per_hour bounds the former)."""
+        if mail.to_sender or mail.userid is None or ctx.request.operator:
+            return mail.to
+        limit = self.config.number("limits.mails_to_unconfirmed_address_per_day")
+        since, at = stamp(ctx.now - DAY), stamp(ctx.now)
+        kept = []
+        for address in mail.to:
+            key = address.lower()
+            if not self.store.address_proven(mail.userid, key):
+                if len(self.store.rate_events("unconfirmed_mail", key, since)) >= limit:
+                    log.warning("unconfirmed address cap: %s mail to %s not sent", mail.kind, key)
+                    continue
+                self.store.add_rate_event("unconfirmed_mail", key, at)
+            kept.append(address)
+        return kept
 
     def _internal_error(self, request: Request, error: Exception) -> Result:
         details = "".join(traceback.format_exception(error))
@@ -285,6 +307,7 @@ class Context:
         self.refused = False
         self.userid: str | None = None  # the authenticated user
         self.failed_logins: list[str] = []
+        self.proven_userids: list[str] = []  # accounts whose password came from the sender
         self.sender_key = (request.sender or "").lower()
 
     @property
@@ -309,6 +332,9 @@ class Context:
         for userid in self.failed_logins:
             self.store.add_auth_failure(userid, self.sender_key, stamp(self.now))
             self._tell_owner_of_guessing(userid)
+        # So do right passwords: the sender's address is confirmed for that account.
+        for userid in self.proven_userids:
+            self.store.add_address_proof(userid, self.sender_key, stamp(self.now))
 
     def _tell_owner_of_guessing(self, userid: str):
         """Once a day at most, mail the owner that their account is locked to strangers."""
@@ -399,6 +425,8 @@ class Context:
         if needs_rehash(stored):
             self.store.set_password_hash(userid, hash_password(password))
         self.userid = userid
+        if self.sender_key:
+            self.proven_userids.append(userid)
         return user
 
     def check_daily_limit(self, kind: str, limit_key: str, what: str):

@@ -71,6 +71,8 @@ def signup(ctx):
     addresses = parse_addresses(ctx, ctx.args[2:])
     ctx.check_daily_limit("signup", "signups_per_day", "signups")
     ctx.store.create_user(userid, ctx.password_hash(password), addresses, stamp(ctx.now))
+    if ctx.sender_key:
+        ctx.store.add_address_proof(userid, ctx.sender_key, stamp(ctx.now))
     body = ctx.render("mail/account_created.txt", userid=userid, addresses=addresses)
     subject = f"Account {userid} created"
     answered = ctx.sender_is_among(addresses)
