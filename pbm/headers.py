@@ -87,9 +87,10 @@ def checked_header(name: str, value) -> str | None:
     """The value as it may be written into header `name`, checked after decoding.
 
     Addresses (a string, a list of them, or one (display name, address) pair) must each be
-    one plain ASCII addr-spec, else HeaderError; no address at all writes no header. A Message-ID header keeps only clean `<token>`s and is None (not written)
-    when none is left. Any other header is text: control characters become spaces and an
-    encoded word is defused, so what is written is exactly what is read.
+    one plain ASCII addr-spec, else HeaderError; no address at all writes no header. A
+    Message-ID header keeps only clean `<token>`s and is None (not written) when none is
+    left. Any other header is text: control characters become spaces, a lone surrogate
+    U+FFFD, and an encoded word is defused, so what is written is what is read.
     """
     lowered = name.lower()
     if not re.fullmatch(r"[!-9;-~]{1,76}", name):
@@ -108,7 +109,9 @@ def checked_header(name: str, value) -> str | None:
         tokens = [message_id_token(word) for word in value.split()]
         kept = [t for t in tokens if t is not None]
         return " ".join(kept) if kept else None
-    text = _decoded(value)
-    text = "".join(" " if is_control(c) else c for c in text)
+    text = "".join(
+        " " if is_control(c) else "\ufffd" if unicodedata.category(c) == "Cs" else c
+        for c in _decoded(value)
+    )
     text = re.sub(r" {2,}", " ", text.replace("=?", "= ?")).strip()
     return text[:MAX_TEXT_CHARS]
