@@ -163,3 +163,23 @@ def _pair_locked(harness, sender) -> bool:
         return security.login_lock(store, harness.config, "alice", sender, now()) is not None
     finally:
         store.close()
+
+
+def test_pbm_serve_starts_no_check_for_a_locked_account(harness, clock):
+    from pbm.serve import MailService
+    from tests.mailpipe import command_mail
+
+    harness.configure(LIMITS)
+    game(harness)
+    clock("2026-04-01T10:00:00")
+    for n in range(6):
+        harness.refused(f"knightpanic move 101 alice guess{n} c1-e5", sender=f"e{n}@example.net")
+    service = MailService(Config.load(harness.home))
+    try:
+        text = "knightpanic move 101 alice secret c1-e5"
+        _, _, early = service._prepare(command_mail("x@example.net", text), "x@example.net")
+        assert early is None
+        _, _, early = service._prepare(command_mail("alice@example.org", text), "alice@example.org")
+        assert early is not None
+    finally:
+        service.close()
