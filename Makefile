@@ -34,7 +34,8 @@ test: $(TEST_INSTALLED)
 stress: $(TEST_INSTALLED)
 	PBM_STRESS=1 $(BIN)/python -m pytest -q -s tests/test_concurrency.py tests/test_crashes.py \
 		tests/test_hostile.py tests/test_fuzz.py tests/test_delivery_faults.py tests/test_abuse.py \
-		tests/test_grammar.py
+		tests/test_grammar.py tests/test_header_safety.py tests/test_password_masking.py \
+		tests/test_guessing.py tests/test_mail_bombing.py
 
 # Speed figures, each next to a reference measured in the same run (docs/performance.md).
 bench: $(INSTALLED)

@@ -8,6 +8,7 @@ import errno
 import logging
 import traceback
 from contextlib import contextmanager
+from dataclasses import replace
 from datetime import timedelta
 
 from . import commands  # noqa: F401  (registers every command with the grammar)
@@ -17,7 +18,14 @@ from .grammar import GrammarError, mask_unparsed, normalize, parse
 from .mailout import Mail, deliver, queue
 from .request import Request, Result
 from .plugins import GameCatalog, get_migration_sets
-from .security import hash_password, mask_secrets, needs_rehash, verify_password
+from .security import (
+    hash_password,
+    login_lock,
+    mask_secrets,
+    needs_rehash,
+    password_check_needed,
+    verify_password,
+)
 from .storage import Store, is_busy_or_full
 from .templating import text_environment
 
@@ -119,7 +127,7 @@ class Server:
             parsed, grammar_error = None, error
         if parsed is not None and parsed.spec.batch:
             return parsed.spec.handler(self, request, parsed)
-        checks = self._verify_passwords(parsed, early) if parsed else {}
+        checks = self._verify_passwords(request, parsed, early) if parsed else {}
 
         def work(ctx):
             if grammar_error is not None:
@@ -184,10 +192,13 @@ class Server:
     def _timeouts(self) -> tuple[int, int]:
         return self.config.number("timeouts.nag_days"), self.config.number("timeouts.forfeit_days")
 
-    def _verify_passwords(self, parsed, early=None) -> dict:
-        """argon2 is slow: check and hash passwords before taking the write lock."""
+    def _verify_passwords(self, request, parsed, early=None) -> dict:
+        """argon2 is slow: check and hash passwords before taking the write lock, and only
+        for a command that will get as far as its password."""
         checks = {}
         pair = parsed.auth_pair()
+        if not password_check_needed(self.store, self.config, request, pair[0] if pair else None):
+            return checks
         if pair is not None:
             userid, password = pair
             stored = self.store.password_hash(userid)
@@ -205,12 +216,34 @@ class Server:
         for mail in ctx.mails:
             if mail.to_sender and ctx.request.operator:
                 result.printed.append(mail)
-            elif mail.to:
+                continue
+            mail.to = self._within_unconfirmed_cap(ctx, mail)
+            if mail.to:
                 row_id = queue(
                     self.store, self.config, mail, ctx.request.message_id, ctx.request.key
                 )
                 result.queued.append((row_id, mail))
         return result
+
+    def _within_unconfirmed_cap(self, ctx, mail) -> list[str]:
+        """The recipients a user's mail may go to: an address no command of that account
+        has come from gets at most mails_to_unconfirmed_address_per_day mails a day in all,
+        whatever the command (issue 13.6). Answers to the sender and the operator's own
+        commands are not capped here (commands_per_hour bounds the former)."""
+        if mail.to_sender or mail.userid is None or ctx.request.operator:
+            return mail.to
+        limit = self.config.number("limits.mails_to_unconfirmed_address_per_day")
+        since, at = stamp(ctx.now - DAY), stamp(ctx.now)
+        kept = []
+        for address in mail.to:
+            key = address.lower()
+            if not self.store.address_proven(mail.userid, key):
+                if len(self.store.rate_events("unconfirmed_mail", key, since)) >= limit:
+                    log.warning("unconfirmed address cap: %s mail to %s not sent", mail.kind, key)
+                    continue
+                self.store.add_rate_event("unconfirmed_mail", key, at)
+            kept.append(address)
+        return kept
 
     def _internal_error(self, request: Request, error: Exception) -> Result:
         details = "".join(traceback.format_exception(error))
@@ -232,6 +265,30 @@ class Server:
         return self._transaction(request, None, {}, answer)
 
 
+def secrets_to_mask(parsed, store) -> list[str]:
+    """The command's passwords, and the word in its userid's place when that names no
+    user: a player who swapped userid and password put the password there."""
+    if parsed is None:
+        return []
+    secrets = parsed.secrets
+    positions = parsed.spec.auth_positions(parsed.args)
+    if positions is not None and max(positions) < len(parsed.args):
+        userid, password = parsed.args[positions[0]], parsed.args[positions[1]]
+        if password in secrets and store.password_hash(userid.lower()) is None:
+            secrets = secrets + [userid]
+    return secrets
+
+
+def masked_request(request: Request, secrets) -> Request:
+    if not secrets:
+        return request
+    return replace(
+        request,
+        body=mask_secrets(request.body, secrets),
+        body_lines=[mask_secrets(line, secrets) for line in request.body_lines],
+    )
+
+
 class Context:
     """What a command function works with: the request, the store, the mails it sends."""
 
@@ -239,15 +296,18 @@ class Context:
         self.server = server
         self.store = server.store
         self.config = server.config
-        self.request = request
         self.parsed = parsed
         self.game = parsed.game if parsed else None
         self.checks = checks
+        # Passwords are masked out of the body before any command stores or mails it.
+        self.secrets = secrets_to_mask(parsed, self.store)
+        self.request = masked_request(request, self.secrets)
         self.now = now()
         self.mails: list[Mail] = []
         self.refused = False
         self.userid: str | None = None  # the authenticated user
         self.failed_logins: list[str] = []
+        self.proven_userids: list[str] = []  # accounts whose password came from the sender
         self.sender_key = (request.sender or "").lower()
 
     @property
@@ -271,6 +331,24 @@ class Context:
         # Failed logins outlive the refusal's rollback: they are what slows guessing down.
         for userid in self.failed_logins:
             self.store.add_auth_failure(userid, self.sender_key, stamp(self.now))
+            self._tell_owner_of_guessing(userid)
+        # So do right passwords: the sender's address is confirmed for that account.
+        for userid in self.proven_userids:
+            self.store.add_address_proof(userid, self.sender_key, stamp(self.now))
+
+    def _tell_owner_of_guessing(self, userid: str):
+        """Once a day at most, mail the owner that their account is locked to strangers."""
+        limit = self.config.number("limits.failed_logins_per_account_per_hour")
+        failures = self.store.auth_failures_of_user(userid, stamp(self.now - HOUR))
+        if len(failures) <= limit or self.store.password_hash(userid) is None:
+            return
+        if self.store.rate_events("lock_notice", userid, stamp(self.now - DAY)):
+            return
+        self.store.add_rate_event("lock_notice", userid, stamp(self.now))
+        again = show_time(parse_stamp(failures[-limit - 1]) + HOUR)
+        body = self.render("mail/account_locked.txt", userid=userid, failures=len(failures),
+                           again=again)
+        self.mail_user(userid, f"Password guessing on {userid}", body, "account")
 
     def fail(self, message: str, board: Board | None = None):
         raise CommandError(message, board)
@@ -281,8 +359,8 @@ class Context:
     def refuse(self, message: str, board: Board | None = None, subject: str | None = None):
         """Answer the sender with an error mail (5.7); the command is not carried out."""
         self.refused = True
-        secrets = self.parsed.secrets if self.parsed else None
-        self._error_mail(message, board, secrets, self.game, subject)
+        self._error_mail(message, board, self.secrets if self.parsed else None, self.game,
+                         subject)
 
     def refuse_grammar(self, error: GrammarError):
         self.refused = True
@@ -303,8 +381,11 @@ class Context:
         subject_line = normalize(self.request.text)
         body_lines = self.request.body_lines[:QUOTED_BODY_LINES]
         if secrets is None:
-            subject_line = " ".join(mask_unparsed(subject_line.split()))
-            quoted = [f"Subject: {subject_line}"] + body_lines
+            # Any word the quote hides may be a password pasted into the body as well.
+            words = subject_line.split()
+            subject_line = " ".join(mask_unparsed(words))
+            hidden = [w for w in words[2:] if len(w) >= 4]
+            quoted = [f"Subject: {subject_line}"] + [mask_secrets(l, hidden) for l in body_lines]
         else:
             quoted = [mask_secrets(line, secrets) for line in [f"Subject: {subject_line}"] + body_lines]
         summary = ""
@@ -320,12 +401,17 @@ class Context:
 
     def authenticate(self, userid: str, password: str):
         userid = userid.lower()
-        if self.sender_key:
-            limit = self.config.number("limits.failed_logins_per_hour")
-            failures = self.store.auth_failures(userid, self.sender_key, stamp(self.now - HOUR))
-            if len(failures) > limit:  # 7: "more than failed_logins_per_hour" locks the pair
-                again = show_time(parse_stamp(failures[-limit - 1]) + HOUR)
-                self.fail(f"Too many failed password attempts for {userid}; try again after {again}")
+        lock = login_lock(self.store, self.config, userid, self.sender_key, self.now)
+        if lock is not None:
+            again, whole_account = lock
+            if whole_account:
+                self.fail(
+                    f"Too many failed password attempts for {userid} from addresses not "
+                    f"registered to it; try again after {show_time(again)}, or send from "
+                    "one of the account's own addresses"
+                )
+            self.fail(f"Too many failed password attempts for {userid}; try again after "
+                      f"{show_time(again)}")
         user = self.store.get_user(userid)
         active = user is not None and user["status"] == "active"
         stored = user["password_hash"] if active else None
@@ -339,6 +425,8 @@ class Context:
         if needs_rehash(stored):
             self.store.set_password_hash(userid, hash_password(password))
         self.userid = userid
+        if self.sender_key:
+            self.proven_userids.append(userid)
         return user
 
     def check_daily_limit(self, kind: str, limit_key: str, what: str):

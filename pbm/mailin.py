@@ -13,6 +13,8 @@ from email import policy
 from email.parser import BytesHeaderParser, BytesParser
 from email.utils import getaddresses
 
+from .headers import MESSAGE_ID_RE, HeaderError, checked_address, message_id_token
+
 EX_OK = 0
 EX_TEMPFAIL = 75
 MAX_COMMENT_LINES = 100
@@ -21,9 +23,7 @@ READ_CHUNK = 65536
 
 log = logging.getLogger("pbm.mailin")
 
-MESSAGE_ID_RE = re.compile(r"<([^<>\s]{1,250})>")
 CONTROL_RE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
-ADDR_SPEC_RE = re.compile(r"[^\s@<>()\[\],;:\"]+@[A-Za-z0-9.-]+")
 TITLE_RE = re.compile(
     r"^(?:(?:Summary|Preview|Replay|Submit|Nag|Subscription Summary|Notification) of \S+ Board"
     r"|A new \S+ board \(\d+\) has been started\.)"
@@ -113,11 +113,14 @@ def _header(message, name) -> str:
 
 
 def reply_address(message) -> str | None:
-    """The first Reply-To address, else From; only a bare addr-spec is accepted."""
+    """The first Reply-To address, else From; only a plain ASCII addr-spec is accepted
+    (headers.checked_address): an 8-bit or encoded-word address gets no answer."""
     for name in ("Reply-To", "From"):
         for _, address in getaddresses([_header(message, name)]):
-            if ADDR_SPEC_RE.fullmatch(address or ""):
-                return address
+            try:
+                return checked_address(address or "")
+            except HeaderError:
+                continue
     return None
 
 
@@ -149,9 +152,14 @@ def loop_reason(message, envelope_sender, config) -> str | None:
 
 
 def message_id_of(message) -> str | None:
-    """The Message-ID's <token> only: nothing else of the header travels on."""
-    match = MESSAGE_ID_RE.search(_header(message, "Message-ID"))
-    return match.group(1) if match else None
+    """The Message-ID's token only, read from the raw header before any decoding; a token
+    that is not plain printable ASCII (headers.message_id_token) counts as none."""
+    for name, value in message.raw_items():
+        if name.lower() == "message-id":
+            match = MESSAGE_ID_RE.search(re.sub(r"\r?\n[ \t]", " ", str(value)))
+            token = message_id_token(match.group(0)) if match else None
+            return token[1:-1] if token else None
+    return None
 
 
 def message_key(message, raw: bytes) -> str:
@@ -222,20 +230,23 @@ def handle(server, raw: bytes, size: int, envelope_sender: str | None, early=Non
     return server.execute(request, early=early)
 
 
-def start_password_check(config, text: str):
+def start_password_check(config, request):
     """Begin the argon2 check of the command's password before the rest of the server is
-    imported (see security.EarlyCheck); None when the words name no password."""
+    imported (see security.EarlyCheck); None when the words name no password, or when the
+    command will not get as far as its password (security.password_check_needed)."""
     from . import commands  # noqa: F401  (the command table says where passwords stand)
     from .grammar import password_of
-    from .security import EarlyCheck
+    from .security import EarlyCheck, password_check_needed
     from .storage import Store
 
-    pair = password_of(text)
+    pair = password_of(request.text)
     if pair is None or not config.db_path.exists():
         return None
     try:
         store = Store.open(config.db_path)
         try:
+            if not password_check_needed(store, config, request, pair[0]):
+                return None
             stored = store.password_hash(pair[0])
         finally:
             store.close()
@@ -268,7 +279,7 @@ def main(argv=None) -> int:
         request, refusal = read_message(config, raw, size, os.environ.get("SENDER"))
         if request is None:
             return EX_OK
-        early = start_password_check(config, request.text) if refusal is None else None
+        early = start_password_check(config, request) if refusal is None else None
         from .dispatch import open_server
 
         with open_server(config) as server:

@@ -10,9 +10,10 @@ import textwrap
 from dataclasses import dataclass, field
 from datetime import timedelta
 from email.message import EmailMessage
-from email.utils import format_datetime, formataddr, make_msgid
+from email.utils import format_datetime, make_msgid
 
 from .config import now, parse_stamp, stamp
+from .headers import HeaderError, checked_header, has_control
 
 log = logging.getLogger("pbm.mailout")
 
@@ -64,25 +65,29 @@ def wrap_text(text: str, width: int = LINE_WIDTH) -> str:
     return "\n".join(lines)
 
 
-def clean_header(value: str) -> str:
-    """No CR, LF or control characters can reach a header."""
-    return re.sub(r"[\x00-\x1f\x7f]+", " ", value).strip()
-
-
 def compose(config, mail: Mail, in_reply_to: str | None = None) -> EmailMessage:
-    message = EmailMessage()
-    message["From"] = formataddr((config.get("server.name"), config.get("server.address")))
-    message["To"] = ", ".join(clean_header(a) for a in mail.to)
-    message["Subject"] = clean_header(mail.subject)
-    message["Date"] = format_datetime(now())
-    message["Message-ID"] = make_msgid(domain=config.server_domain)
-    message["Auto-Submitted"] = "auto-replied" if mail.reply else "auto-generated"
-    message["X-Auto-Response-Suppress"] = "All"
+    """The message for one Mail; every header value passes headers.checked_header."""
+    headers = {
+        "From": (config.get("server.name"), config.get("server.address")),
+        "To": list(mail.to),
+        "Subject": mail.subject,
+        "Date": format_datetime(now()),
+        "Message-ID": make_msgid(domain=config.server_domain),
+        "Auto-Submitted": "auto-replied" if mail.reply else "auto-generated",
+        "X-Auto-Response-Suppress": "All",
+    }
     if mail.reply and in_reply_to:
-        message["In-Reply-To"] = clean_header(in_reply_to)
-        message["References"] = clean_header(in_reply_to)
-    for name, value in mail.headers.items():
-        message[name] = clean_header(value)
+        headers["In-Reply-To"] = headers["References"] = in_reply_to
+    headers.update(mail.headers)
+    message = EmailMessage()
+    for name, value in headers.items():
+        checked = checked_header(name, value)
+        if checked is not None:
+            message[name] = checked
+    for name, value in message.items():
+        # What the email library made of each value is checked once more, decoded.
+        if has_control(str(value)):
+            raise HeaderError(f"{name} would carry a control character")
     message.set_content(wrap_text(mail.body).rstrip("\n") + "\n", charset="utf-8")
     return message
 

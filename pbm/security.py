@@ -5,10 +5,13 @@ import hmac
 import secrets
 import threading
 from collections import OrderedDict
+from datetime import timedelta
 from functools import lru_cache
 
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
+
+from .config import now, parse_stamp, stamp
 
 # At least the OWASP minimum for argon2id: m = 19 MiB, t = 2, p = 1.
 _hasher = PasswordHasher(time_cost=2, memory_cost=19 * 1024, parallelism=1)
@@ -110,3 +113,43 @@ def mask_secrets(text: str, secrets) -> str:
         if secret:
             text = text.replace(secret, MASK)
     return text
+
+
+# -- limits on guessing, checked before any argon2 work (issue 13.5) -------------------
+
+GUESS_WINDOW = timedelta(hours=1)
+
+
+def login_lock(store, config, userid: str, sender: str, moment):
+    """(time it opens again, whether the whole account is locked) when a password of
+    userid may not be tried from sender now, else None. The pair locks after more than
+    failed_logins_per_hour failures; the account, for every address not registered to
+    it, after more than failed_logins_per_account_per_hour from any sender."""
+    if not sender:
+        return None
+    since = stamp(moment - GUESS_WINDOW)
+    limit = config.number("limits.failed_logins_per_hour")
+    failures = store.auth_failures(userid, sender, since)
+    if len(failures) > limit:
+        return parse_stamp(failures[-limit - 1]) + GUESS_WINDOW, False
+    limit = config.number("limits.failed_logins_per_account_per_hour")
+    failures = store.auth_failures_of_user(userid, since)
+    if len(failures) > limit and sender not in {a.lower() for a in store.addresses(userid)}:
+        return parse_stamp(failures[-limit - 1]) + GUESS_WINDOW, True
+    return None
+
+
+def password_check_needed(store, config, request, userid: str | None) -> bool:
+    """False when the command will not get as far as its password: a duplicate, a sender
+    over commands_per_hour, a locked pair or account. Then no argon2 runs for it, so a
+    flood of password commands costs only these reads."""
+    if request.key and store.inbox_seen(request.key):
+        return False
+    sender = (request.sender or "").lower()
+    if not sender:
+        return True
+    moment = now()
+    recent = store.rate_events("command", sender, stamp(moment - GUESS_WINDOW))
+    if len(recent) >= config.number("limits.commands_per_hour"):
+        return False
+    return userid is None or login_lock(store, config, userid.lower(), sender, moment) is None

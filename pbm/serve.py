@@ -12,7 +12,7 @@ from aiosmtpd.controller import Controller
 
 from .dispatch import is_transient, open_server
 from .mailin import read_message
-from .security import EarlyCheck, PasswordCache
+from .security import EarlyCheck, PasswordCache, password_check_needed
 
 log = logging.getLogger("pbm.serve")
 FLUSH_EVERY_SECONDS = 60
@@ -66,8 +66,9 @@ class MailService:
         early = None
         if request is not None and refusal is None:
             pair = password_of(request.text)
-            if pair is not None:
-                stored = self._reader_store().password_hash(pair[0])
+            store = self._reader_store()
+            if pair is not None and password_check_needed(store, self.config, request, pair[0]):
+                stored = store.password_hash(pair[0])
                 early = EarlyCheck(*pair, stored, cache=self.passwords, background=False)
         return request, refusal, early
 

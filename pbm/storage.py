@@ -253,6 +253,22 @@ def m003_abuse_limits_and_outbox_links(db):
     db["outbox"].create_index(["userid", "created_at"])
 
 
+@_core_step
+def m004_address_proofs(db):
+    """Addresses a command of the account has come from (issue 13.6). Addresses registered
+    before this step are taken as proven: their owners have been receiving mail there."""
+    db["address_proofs"].create(
+        {"userid": str, "address": str, "at": str},
+        pk=("userid", "address"),
+        not_null={"at"},
+    )
+    db.execute(
+        "INSERT OR IGNORE INTO address_proofs (userid, address, at) "
+        "SELECT a.userid, lower(a.address), u.created_at FROM addresses a "
+        "JOIN users u ON u.userid = a.userid"
+    )
+
+
 class Store:
     """One connection to $PBM_HOME/pbm.db and the queries the core needs."""
 
@@ -1116,3 +1132,27 @@ class Store:
             sql += f" WHERE status IN ({','.join('?' * len(statuses))})"
             params.extend(statuses)
         return self._rows(sql + " ORDER BY id", params)
+
+    # -- hardening (issue 13) --------------------------------------------------------
+
+    def auth_failures_of_user(self, userid: str, since: str) -> list[str]:
+        """Times of failed logins to one userid from any sender, oldest first."""
+        return [
+            r["at"]
+            for r in self._rows(
+                "SELECT at FROM auth_failures WHERE userid = ? AND at >= ? ORDER BY at",
+                (userid, since),
+            )
+        ]
+
+    def address_proven(self, userid: str, address: str) -> bool:
+        return self._row(
+            "SELECT 1 FROM address_proofs WHERE userid = ? AND address = ?",
+            (userid, address.lower()),
+        ) is not None
+
+    def add_address_proof(self, userid: str, address: str, at: str):
+        self.conn.execute(
+            "INSERT OR IGNORE INTO address_proofs (userid, address, at) VALUES (?, ?, ?)",
+            (userid, address.lower(), at),
+        )

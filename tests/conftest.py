@@ -44,7 +44,9 @@ signups_per_day = 1000000
 challenges_per_day = 1000000
 boards_per_user_per_day = 1000000
 failed_logins_per_hour = 1000000
+failed_logins_per_account_per_hour = 1000000
 mails_per_user_per_day = 1000000
+mails_to_unconfirmed_address_per_day = 1000000
 """
 
 

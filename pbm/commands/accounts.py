@@ -4,13 +4,9 @@ import re
 
 from ..config import stamp
 from ..grammar import RESERVED_WORDS, command, is_valid_userid
+from ..headers import HeaderError, checked_address
 
 MAX_ADDRESSES = 5
-ADDRESS_RE = re.compile(
-    r"[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]{1,64}@"
-    r"(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
-    r"(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*"
-)
 PASSWORD_RE = re.compile(r"[!-~]{4,64}")
 
 
@@ -29,9 +25,10 @@ def parse_addresses(ctx, tokens) -> list[str]:
         tokens = [ctx.request.sender]
     addresses = []
     for token in tokens:
-        address = token.strip("<>")
-        if not ADDRESS_RE.fullmatch(address):
-            ctx.fail(f'Invalid address "{token}"')
+        try:
+            address = checked_address(token)
+        except HeaderError as error:
+            ctx.fail(str(error))
         local, _, domain = address.rpartition("@")
         address = f"{local}@{domain.lower()}"
         if address.lower() not in {a.lower() for a in addresses}:
@@ -74,6 +71,8 @@ def signup(ctx):
     addresses = parse_addresses(ctx, ctx.args[2:])
     ctx.check_daily_limit("signup", "signups_per_day", "signups")
     ctx.store.create_user(userid, ctx.password_hash(password), addresses, stamp(ctx.now))
+    if ctx.sender_key:
+        ctx.store.add_address_proof(userid, ctx.sender_key, stamp(ctx.now))
     body = ctx.render("mail/account_created.txt", userid=userid, addresses=addresses)
     subject = f"Account {userid} created"
     answered = ctx.sender_is_among(addresses)
