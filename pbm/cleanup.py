@@ -5,10 +5,9 @@ import logging
 from datetime import timedelta
 
 from .boards import VOTE_NAMES, Board
-from .config import parse_stamp, show_time, stamp
+from .clock import DAY, parse_stamp, show_time, stamp
 from .vacations import allowance_seconds, vacation_state
 
-DAY = timedelta(days=1)
 log = logging.getLogger("pbm.cleanup")
 INBOX_KEEP = timedelta(days=30)
 
@@ -70,9 +69,6 @@ def _days(delta: timedelta) -> int:
 
 
 def _clean_board(ctx, board_id, mode, report):
-    from .commands.play import leave, total_time_exceeded
-    from .commands.votes import execute_vote
-
     # Read again inside the transaction: a move may have come in since the listing.
     row = ctx.store.board_by_id(board_id)
     if row["status"] != "active":
@@ -82,10 +78,9 @@ def _clean_board(ctx, board_id, mode, report):
     nag_after = timedelta(days=row["nag_days"])
     forfeit_after = timedelta(days=row["forfeit_days"])
     seat = board.position.to_move()
-    if mode == "full" and seat is not None and total_time_exceeded(ctx, board, seat):
-        userid = board.position.holders[seat]
-        leave(ctx, board, seat, "forfeit",
-              f"{userid} forfeits: exceeded the total time limit of {row['total_days']} days.")
+    userid = board.position.holders[seat] if seat is not None else None
+    if mode == "full" and seat is not None and board.forfeit_if_out_of_time(seat):
+        ctx.announce(board)
         report.append(f"{board.title_name}: {userid} forfeits (total time)")
         return
     vote = board.vote()
@@ -121,7 +116,7 @@ def _clean_board(ctx, board_id, mode, report):
             ctx.store.set_vote_accepted(board.id, accepted)
             vote = board.vote()
             if accepted >= set(range(board.position.seats)):
-                execute_vote(ctx, board, vote)
+                board.execute_vote(vote)
             ctx.announce(board)
         return
     if seat is None:
@@ -133,8 +128,8 @@ def _clean_board(ctx, board_id, mode, report):
     last_move = parse_stamp(row["last_move_at"])
     idle_since = max(last_move, state.returned_at or last_move)
     if mode == "full" and now - idle_since >= forfeit_after:
-        leave(ctx, board, seat, "forfeit",
-              f"{userid} forfeits: no move in {row['forfeit_days']} days.")
+        board.leave(seat, "forfeit", f"{userid} forfeits: no move in {row['forfeit_days']} days.")
+        ctx.announce(board)
         report.append(f"{board.title_name}: {userid} forfeits (no move)")
     elif now - last_move >= nag_after and _may_nag(row["last_nag_at"], row["last_move_at"], now):
         text = (

@@ -201,7 +201,7 @@ def list_outbox(obj, show_all):
 @click.pass_obj
 def retry(obj, row_id):
     """Send one queued or failed message now."""
-    from .config import now, stamp
+    from .clock import now, stamp
     from .mailout import deliver
 
     store = _open_store(obj["config"])

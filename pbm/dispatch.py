@@ -12,7 +12,7 @@ from datetime import timedelta
 
 from . import commands  # noqa: F401  (registers every command with the grammar)
 from .boards import Board
-from .config import now, parse_stamp, show_time, stamp
+from .clock import DAY, now, parse_stamp, show_time, stamp
 from .grammar import GrammarError, mask_unparsed, normalize, parse
 from .mailout import Mail, deliver, queue
 from .request import Request, Result
@@ -23,7 +23,6 @@ from .templating import text_environment
 
 log = logging.getLogger("pbm.dispatch")
 HOUR = timedelta(hours=1)
-DAY = timedelta(days=1)
 # Mail a user did not ask for, capped per day so nobody can be mail-bombed through us.
 CAPPED_KINDS = ("message", "chat", "new_board")
 
@@ -421,7 +420,11 @@ class Context:
     def announce(self, board, *, subject=None, title=None, spectator_to_sender=False,
                  kind="board"):
         """Board mails to the audience, each in their own perspective, with this run's
-        events (3.5.2); and the notifiers' mails when the game ended in this run."""
+        events (3.5.2); and the notifiers' mails when the game ended in this run. A board
+        removed in this run gets the notice of its removal instead."""
+        if board.removed_event is not None:
+            self._announce_removal(board)
+            return
         subject = subject or self.board_subject(board)
         recipients = []
         for userid in board.audience():
@@ -443,6 +446,15 @@ class Context:
                 context = self.board_context(board, None, title=title)
                 context["comments"] = []
                 self.mail_user(userid, title, self.render("mail/board.txt", **context), "notify")
+
+    def _announce_removal(self, board):
+        game = board.game
+        body = self.render(
+            "mail/board_removed.txt", game=game, number=board.number, event=board.removed_event
+        )
+        subject = f"{game.display_name} board {board.number} has been removed"
+        for recipient in board.removed_audience:
+            self.mail_user(recipient, subject, body, "board")
 
     def queued_move_failed(self, board, userid, text, error):
         """Tell the queuer their queued move could not be played (3.5.4 step 3)."""

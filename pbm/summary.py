@@ -2,7 +2,7 @@
 
 from datetime import timedelta
 
-from .config import parse_stamp, show_duration, show_time
+from .clock import parse_stamp, show_duration, show_time
 from .game import format_option
 
 MAIL_WIDTH = 76

@@ -3,7 +3,7 @@
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
-from .config import parse_stamp
+from .clock import parse_stamp
 
 
 @dataclass

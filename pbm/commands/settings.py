@@ -2,7 +2,7 @@
 
 import re
 
-from ..config import show_duration, show_time, stamp
+from ..clock import show_duration, show_time, stamp
 from ..grammar import command
 from ..vacations import allowance_seconds, vacation_state
 
