@@ -6,14 +6,10 @@ from datetime import timedelta
 
 from .boards import VOTE_NAMES, Board
 from .clock import DAY, parse_stamp, show_time, stamp
-from .vacations import allowance_seconds, vacation_state
+from .vacations import allowance_seconds, vacation_body, vacation_state
 
 log = logging.getLogger("pbm.cleanup")
 INBOX_KEEP = timedelta(days=30)
-
-
-class _DryRun(Exception):
-    """Raised at the end of a dry-run transaction so that nothing is kept."""
 
 
 def run_cleanup(server, games=None, mode="full", dry_run=False) -> list[str]:
@@ -42,26 +38,10 @@ def run_cleanup(server, games=None, mode="full", dry_run=False) -> list[str]:
 def _in_transaction(server, dry_run, work, report, what):
     """One step in a transaction of its own; a step that fails is rolled back, logged and
     reported, and the run goes on (one broken board must not stop every later one)."""
-    from .dispatch import Context, is_transient
-    from .mailout import deliver
-    from .request import Request
-
-    try:
-        with server.store.write():
-            ctx = Context(server, Request(text="cleanup"), None, {})
-            work(ctx)
-            if dry_run:
-                raise _DryRun()
-            queued = server.queue_mails(ctx)
-    except _DryRun:
-        return
-    except Exception as error:
-        if is_transient(error):
-            raise
-        log.exception("cleanup: %s failed and was skipped", what)
+    error = server.run_step(work, dry_run)
+    if error is not None:
+        log.error("cleanup: %s failed and was skipped", what, exc_info=error)
         report.append(f"{what}: failed and skipped ({type(error).__name__}: {error})")
-        return
-    deliver(server.store, server.config, [row_id for row_id, _ in queued.queued])
 
 
 def _days(delta: timedelta) -> int:
@@ -171,8 +151,6 @@ def _archive(ctx, games, report):
 
 
 def _end_used_up_vacations(ctx, report):
-    from .commands.settings import vacation_body
-
     allowance = allowance_seconds(ctx.config)
     for userid in ctx.store.users_on_vacation():
         state = vacation_state(ctx.store, userid, ctx.now)

@@ -16,7 +16,7 @@ from .clock import DAY, now, parse_stamp, show_time, stamp
 from .grammar import GrammarError, mask_unparsed, normalize, parse
 from .mailout import Mail, deliver, queue
 from .request import Request, Result
-from .plugins import GameCatalog, get_migration_sets
+from .plugins import GameCatalog, get_migration_sets, registered_game
 from .security import hash_password, mask_secrets, needs_rehash, verify_password
 from .storage import Store, is_busy_or_full
 from .templating import text_environment
@@ -31,6 +31,10 @@ QUOTED_BODY_LINES = 20
 
 class TransientError(Exception):
     """The MTA should try again later (exit 75): locked or full database, missing plugin."""
+
+
+class _DryRun(Exception):
+    """Raised at the end of a dry-run step so that nothing is kept."""
 
 
 class CommandError(Exception):
@@ -68,7 +72,7 @@ class Server:
     def __init__(self, config, store, games: dict | None = None):
         self.config = config
         self.store = store
-        self.templates = text_environment(config.home)
+        self.templates = text_environment(config.home, registered_game)
         if games is None:
             self.games = GameCatalog(on_load=self._use_templates)
         else:
@@ -151,6 +155,26 @@ class Server:
             result = self.queue_mails(ctx)
         deliver(self.store, self.config, [row_id for row_id, _ in result.queued])
         return result
+
+    def run_step(self, work, dry_run=False) -> Exception | None:
+        """work(ctx) for housekeeping (cleanup), in a transaction of its own with the mails it
+        queues, delivered after; a dry run keeps nothing. A failure that is not transient is
+        rolled back and returned, so that a run over many boards can go on."""
+        try:
+            with self.store.write():
+                ctx = Context(self, Request(text="cleanup"), None, {})
+                work(ctx)
+                if dry_run:
+                    raise _DryRun()
+                queued = self.queue_mails(ctx)
+        except _DryRun:
+            return None
+        except Exception as error:
+            if is_transient(error):
+                raise
+            return error
+        deliver(self.store, self.config, [row_id for row_id, _ in queued.queued])
+        return None
 
     def _duplicate(self, request: Request) -> Result:
         """A message seen before runs nothing, but finishes a delivery a crash cut short."""
