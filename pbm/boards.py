@@ -241,8 +241,8 @@ class Board:
         if not self.total_time_exceeded(seat):
             return False
         userid = self.position.holders[seat]
-        self.leave(seat, "forfeit",
-                   f"{userid} forfeits: exceeded the total time limit of {self.row['total_days']} days.")
+        days = self.row["total_days"]
+        self.leave(seat, "forfeit", f"{userid} forfeits: exceeded the total time limit of {days} days.")
         return True
 
     # -- votes (3.6) -------------------------------------------------------------------------

@@ -6,6 +6,7 @@ from datetime import timedelta
 
 from .boards import VOTE_NAMES, Board
 from .clock import DAY, parse_stamp, show_time, stamp
+from .mailout import flush
 from .vacations import allowance_seconds, vacation_body, vacation_state
 
 log = logging.getLogger("pbm.cleanup")
@@ -29,8 +30,6 @@ def run_cleanup(server, games=None, mode="full", dry_run=False) -> list[str]:
         _in_transaction(server, dry_run, lambda ctx: _prune(ctx, report), report, "pruning")
         if not dry_run:
             server.store.checkpoint()
-            from .mailout import flush
-
             flush(server.store, server.config)
     return report
 

@@ -13,12 +13,14 @@ from datetime import timedelta
 from . import commands  # noqa: F401  (registers every command with the grammar)
 from .boards import Board
 from .clock import DAY, now, parse_stamp, show_time, stamp
-from .grammar import GrammarError, mask_unparsed, normalize, parse
+from .grammar import GrammarError, mask_unparsed, normalize, parse, with_suggestion
 from .mailout import Mail, deliver, queue
 from .request import Request, Result
 from .plugins import GameCatalog, get_migration_sets, registered_game
+from .ratings import rating_lines
 from .security import hash_password, mask_secrets, needs_rehash, verify_password
 from .storage import Store, is_busy_or_full
+from .summary import board_context
 from .templating import text_environment
 
 log = logging.getLogger("pbm.dispatch")
@@ -103,8 +105,6 @@ class Server:
         }
 
     def rating_lines(self, board, result) -> list[str]:
-        from .ratings import rating_lines
-
         return rating_lines(self.store, result)
 
     def render(self, template: str, **values) -> str:
@@ -387,8 +387,6 @@ class Context:
 
     def require_user(self, userid: str):
         """A userid named without a password must exist."""
-        from .grammar import with_suggestion
-
         user = self.store.get_user(userid.lower())
         if user is None or user["status"] != "active":
             self.fail(
@@ -430,8 +428,6 @@ class Context:
         return bool(sender) and sender in {a.lower() for a in addresses}
 
     def board_context(self, board, viewer, **kw):
-        from .summary import board_context
-
         if kw.get("title") is None:
             kw["title"] = f"Summary of {board.title_name}"
         return board_context(self, board, viewer, **kw)

@@ -14,7 +14,7 @@ RESERVED_MOVE_WORDS = frozenset(
     {"pass", "--", "swap", "resign", "propose", "undo", "accept", "reject", "cancel"}
 )
 GAME_NAME_RE = re.compile(r"[a-z][a-z0-9]{1,19}")
-NUMBER_RE = re.compile(r"\+?[0-9]{1,9}")
+OPTION_NUMBER_RE = re.compile(r"\+?[0-9]{1,9}")
 HELP_WIDTH = 76
 
 
@@ -70,7 +70,7 @@ class Number:
         return f"-{self.name}=N", f"{self.help} {self.span()} (default {self.default})"
 
     def parse(self, given: str, value: str | bool, raw) -> dict:
-        is_number = value is not True and NUMBER_RE.fullmatch(value.strip()) is not None
+        is_number = value is not True and OPTION_NUMBER_RE.fullmatch(value.strip()) is not None
         if not is_number and self.unit:
             raise _Refusal(f"write the number of {self.unit}, e.g. -{self.name}={self.example}")
         if is_number and self.allows(int(value)):
@@ -276,8 +276,11 @@ class BaseGame(ABC):
         if self.templates is None:  # a game on its own, outside a server
             from .templating import text_environment  # deferred: jinja2 only when rendering
 
-            self.templates = text_environment(None, lambda name: self if name == self.name else None)
+            self.templates = text_environment(None, self._own_game)
         return self.templates
+
+    def _own_game(self, name: str):
+        return self if name == self.name else None
 
     def render_board(self, state: State, perspective: int | None) -> str:
         template = self._environment().get_template(f"{self.name}/board.txt")

@@ -3,6 +3,7 @@
 import os
 import sys
 from collections.abc import Mapping
+from importlib.metadata import entry_points
 
 import pluggy
 
@@ -73,8 +74,6 @@ def load_plugins():
     if wanted is None:
         pm.load_setuptools_entrypoints("pbm")
         return
-    from importlib.metadata import entry_points
-
     for name in filter(None, (n.strip() for n in wanted.split(","))):
         for entry_point in entry_points(group="pbm", name=name):
             if pm.get_plugin(name) is None:
@@ -152,8 +151,6 @@ def load_game(name: str):
     wanted = os.environ.get("PBM_LOAD_PLUGINS")
     if wanted is not None and name not in {n.strip() for n in wanted.split(",")}:
         return None
-    from importlib.metadata import entry_points
-
     for entry_point in entry_points(group="pbm", name=name):
         if pm.get_plugin(name) is None:
             pm.register(entry_point.load(), name=name)
