@@ -194,12 +194,12 @@ class Board:
 
     # -- leaving a board -------------------------------------------------------------------
 
-    def leave(self, seat: int, kind: str, event: str, auto: bool = False):
+    def leave(self, seat: int, kind: str, event: str):
         """A resignation or forfeit: a withdrawal in the first round, else a ply."""
         if self.is_withdrawal(seat):
             self.withdraw(seat)
             return
-        self.resign(seat, kind, auto=auto)
+        self.resign(seat, kind)
         self.events.append(event)
         self.settle()
 
