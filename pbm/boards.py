@@ -1,9 +1,12 @@
-"""A board inside a command's transaction: load, play plies, automatic steps, finish."""
+"""A board inside a command's transaction and the rules of the board layer: load, play
+plies, automatic steps, leaving (resignation, forfeit, withdrawal), total time, votes, finish.
+
+The board records what happened (events, a removal) and leaves the mails to its caller."""
 
 import json
 
-from .config import seconds_between, stamp
-from .game import MoveError
+from .clock import DAY, parse_stamp, seconds_between, stamp
+from .game import MoveError, Outcome
 from .grammar import DIGITS_RE
 from .position import FORFEITED, PLAYING, RESIGNED, canonical_ply, replay, scores
 from .ratings import apply_result
@@ -35,6 +38,9 @@ class Board:
         self.events: list[str] = []  # what happened in this run, for the board mails
         self.auto_from: int | None = None  # first ply the automatic steps made in this run
         self.finished_now = False
+        # Set when a withdrawal left too few players: why, and who is told.
+        self.removed_event: str | None = None
+        self.removed_audience: list[str] = []
         # Comments this run made and a later one replaced (a queued move's comment after
         # the mover's): this run's mails still show them.
         self.earlier_comments: list[dict] = []
@@ -178,6 +184,108 @@ class Board:
             seat
         )
 
+    def toggle_pending_resignation(self, seat: int) -> bool:
+        """Out of turn, resign is queued for the user's next turn; resigning again cancels it.
+        True when a resignation is now pending."""
+        pending = self.store.queued(self.id, seat)
+        now_pending = not (pending is not None and pending["resign"])
+        self.store.set_pending_resignation(self.id, seat, now_pending)
+        return now_pending
+
+    # -- leaving a board -------------------------------------------------------------------
+
+    def leave(self, seat: int, kind: str, event: str):
+        """A resignation or forfeit: a withdrawal in the first round, else a ply."""
+        if self.is_withdrawal(seat):
+            self.withdraw(seat)
+            return
+        self.resign(seat, kind)
+        self.events.append(event)
+        self.settle()
+
+    def withdraw(self, seat: int):
+        """Declining to play (3.5.3): the seat goes, the log is set aside, nothing is rated.
+        With too few players left the board is removed (removed_event says why)."""
+        game = self.game
+        userid = self.position.holders[seat]
+        at = stamp(self.ctx.now)
+        audience = self.audience()
+        remaining = [u for s, u in enumerate(self.seat_userids) if s != seat]
+        self.store.undo_all_moves(self.id, at)
+        self.store.clear_queues(self.id)
+        self.store.audit(at, "withdrawal", game=game.name, board=self.number, userid=userid)
+        if self.store.count_active_boards(game.name, userid, except_board=self.id) == 0:
+            self.store.set_inactive_flag(game.name, userid, True)
+        if len(remaining) < game.min_players:
+            self.store.set_board_status(self.id, "removed")
+            self.removed_event = (
+                f"{userid} has declined to play. Too few players are left, so the board has been "
+                "removed."
+            )
+            self.removed_audience = list(dict.fromkeys(audience + [userid]))
+            return
+        self.store.set_seat_userids(self.id, remaining)
+        self.reload()
+        self.events.append(f"{userid} has decided not to play. The game has been re-started.")
+        self.settle()
+
+    def total_time_exceeded(self, seat: int) -> bool:
+        total_days = self.row["total_days"]
+        if not total_days:
+            return False
+        running = (self.ctx.now - parse_stamp(self.row["last_move_at"])).total_seconds()
+        return self.position.time_used[seat] + running >= total_days * DAY.total_seconds()
+
+    def forfeit_if_out_of_time(self, seat: int) -> bool:
+        """With --totaltime, a seat past its allowance forfeits; True if it did."""
+        if not self.total_time_exceeded(seat):
+            return False
+        userid = self.position.holders[seat]
+        days = self.row["total_days"]
+        self.leave(seat, "forfeit", f"{userid} forfeits: exceeded the total time limit of {days} days.")
+        return True
+
+    # -- votes (3.6) -------------------------------------------------------------------------
+
+    def departed_seats(self) -> set[int]:
+        """Resigned and forfeited seats accept every vote at once."""
+        return {s for s, status in enumerate(self.position.statuses) if status != PLAYING}
+
+    def last_decided_ply(self):
+        decided = [p for p in self.position.plies if not p["auto"]]
+        return decided[-1] if decided else None
+
+    def pending_line(self, pending) -> str:
+        waiting = [
+            self.position.holders[s]
+            for s in range(self.position.seats)
+            if s not in pending["accepted"]
+        ]
+        waiting = " ".join(dict.fromkeys(waiting))
+        if pending["kind"] == "draw":
+            start = f"{pending['proposer']} has proposed a draw."
+        else:
+            start = f"{pending['proposer']} has asked to undo the last move."
+        return f"{start} The following players still need to accept or reject this: {waiting}"
+
+    def execute_vote(self, pending):
+        """Everyone said yes: a draw ends the game as a tie, an undo takes the last move back."""
+        self.store.end_vote(self.id)
+        if pending["kind"] == "draw":
+            self.events.append("The players have agreed to a draw.")
+            self.finish(Outcome(winners=()), reason="the players agreed to a draw")
+            self.save_snapshot()
+            return
+        taken = self.last_decided_ply()
+        self.store.undo_plies_from(self.id, taken["ply"], stamp(self.ctx.now))
+        self.store.audit(stamp(self.ctx.now), "undo", game=self.game.name, board=self.number,
+                         detail={"ply": taken["ply"], "text": taken["text"]})
+        self.reload()
+        self.save_snapshot()
+        # A hidden move stays hidden from the others while the game goes on.
+        shown = f" ({taken['text']})" if self.game.visible_moves else ""
+        self.events.append(f"UNDO successful: move {taken['ply']}{shown} has been taken back.")
+
     # -- the automatic steps (3.5.4) ----------------------------------------------------
 
     def run_automatic_steps(self):
@@ -278,3 +386,19 @@ class Board:
                 self.store.board_notifiers(self.id) + self.store.game_notifiers(self.game.name)
             )
         )
+
+
+def boards_forfeited_on_departure(ctx, row, userid):
+    """A deleted account forfeits every seat it still plays on the board, one at a time:
+    a withdrawal renumbers the seats and sets the plies aside, so look again each time.
+    Yields the board after each forfeit, for its mails."""
+    while True:
+        row = ctx.store.board_by_id(row["id"])
+        if row["status"] != "active":
+            return
+        board = Board(ctx, row)
+        seats = board.playing_seats_of(userid)
+        if not seats:
+            return
+        board.leave(seats[0], "forfeit", f"{userid} has left the server and forfeits.")
+        yield board

@@ -5,16 +5,12 @@ import logging
 from datetime import timedelta
 
 from .boards import VOTE_NAMES, Board
-from .config import parse_stamp, show_time, stamp
-from .vacations import allowance_seconds, vacation_state
+from .clock import DAY, parse_stamp, show_time, stamp
+from .mailout import flush
+from .vacations import allowance_seconds, vacation_body, vacation_state
 
-DAY = timedelta(days=1)
 log = logging.getLogger("pbm.cleanup")
 INBOX_KEEP = timedelta(days=30)
-
-
-class _DryRun(Exception):
-    """Raised at the end of a dry-run transaction so that nothing is kept."""
 
 
 def run_cleanup(server, games=None, mode="full", dry_run=False) -> list[str]:
@@ -34,8 +30,6 @@ def run_cleanup(server, games=None, mode="full", dry_run=False) -> list[str]:
         _in_transaction(server, dry_run, lambda ctx: _prune(ctx, report), report, "pruning")
         if not dry_run:
             server.store.checkpoint()
-            from .mailout import flush
-
             flush(server.store, server.config)
     return report
 
@@ -43,26 +37,10 @@ def run_cleanup(server, games=None, mode="full", dry_run=False) -> list[str]:
 def _in_transaction(server, dry_run, work, report, what):
     """One step in a transaction of its own; a step that fails is rolled back, logged and
     reported, and the run goes on (one broken board must not stop every later one)."""
-    from .dispatch import Context, is_transient
-    from .mailout import deliver
-    from .request import Request
-
-    try:
-        with server.store.write():
-            ctx = Context(server, Request(text="cleanup"), None, {})
-            work(ctx)
-            if dry_run:
-                raise _DryRun()
-            queued = server.queue_mails(ctx)
-    except _DryRun:
-        return
-    except Exception as error:
-        if is_transient(error):
-            raise
-        log.exception("cleanup: %s failed and was skipped", what)
+    error = server.run_step(work, dry_run)
+    if error is not None:
+        log.error("cleanup: %s failed and was skipped", what, exc_info=error)
         report.append(f"{what}: failed and skipped ({type(error).__name__}: {error})")
-        return
-    deliver(server.store, server.config, [row_id for row_id, _ in queued.queued])
 
 
 def _days(delta: timedelta) -> int:
@@ -70,9 +48,6 @@ def _days(delta: timedelta) -> int:
 
 
 def _clean_board(ctx, board_id, mode, report):
-    from .commands.play import leave, total_time_exceeded
-    from .commands.votes import execute_vote
-
     # Read again inside the transaction: a move may have come in since the listing.
     row = ctx.store.board_by_id(board_id)
     if row["status"] != "active":
@@ -82,10 +57,9 @@ def _clean_board(ctx, board_id, mode, report):
     nag_after = timedelta(days=row["nag_days"])
     forfeit_after = timedelta(days=row["forfeit_days"])
     seat = board.position.to_move()
-    if mode == "full" and seat is not None and total_time_exceeded(ctx, board, seat):
-        userid = board.position.holders[seat]
-        leave(ctx, board, seat, "forfeit",
-              f"{userid} forfeits: exceeded the total time limit of {row['total_days']} days.")
+    userid = board.position.holders[seat] if seat is not None else None
+    if mode == "full" and seat is not None and board.forfeit_if_out_of_time(seat):
+        ctx.announce(board)
         report.append(f"{board.title_name}: {userid} forfeits (total time)")
         return
     vote = board.vote()
@@ -121,7 +95,7 @@ def _clean_board(ctx, board_id, mode, report):
             ctx.store.set_vote_accepted(board.id, accepted)
             vote = board.vote()
             if accepted >= set(range(board.position.seats)):
-                execute_vote(ctx, board, vote)
+                board.execute_vote(vote)
             ctx.announce(board)
         return
     if seat is None:
@@ -133,8 +107,8 @@ def _clean_board(ctx, board_id, mode, report):
     last_move = parse_stamp(row["last_move_at"])
     idle_since = max(last_move, state.returned_at or last_move)
     if mode == "full" and now - idle_since >= forfeit_after:
-        leave(ctx, board, seat, "forfeit",
-              f"{userid} forfeits: no move in {row['forfeit_days']} days.")
+        board.leave(seat, "forfeit", f"{userid} forfeits: no move in {row['forfeit_days']} days.")
+        ctx.announce(board)
         report.append(f"{board.title_name}: {userid} forfeits (no move)")
     elif now - last_move >= nag_after and _may_nag(row["last_nag_at"], row["last_move_at"], now):
         text = (
@@ -176,8 +150,6 @@ def _archive(ctx, games, report):
 
 
 def _end_used_up_vacations(ctx, report):
-    from .commands.settings import vacation_body
-
     allowance = allowance_seconds(ctx.config)
     for userid in ctx.store.users_on_vacation():
         state = vacation_state(ctx.store, userid, ctx.now)

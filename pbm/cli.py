@@ -7,7 +7,10 @@ import sys
 
 import click
 
+from .clock import now, stamp
 from .config import Config, default_ini_text
+from .ratings import rebuild
+from .request import Request
 
 EX_REFUSED = 1
 EX_TEMPFAIL = 75
@@ -55,8 +58,8 @@ def cli(ctx, home, sender, body, headers):
 @click.argument("words", nargs=-1, type=click.UNPROCESSED)
 @click.pass_obj
 def run(obj, words):
+    # deferred: start-up speed of the pbm command
     from .dispatch import TransientError, is_transient, open_server
-    from .request import Request
     from .mailin import comment_from, strip_body
 
     if not words:
@@ -78,6 +81,7 @@ def run(obj, words):
         raise
     for mail in result.printed:
         if obj["headers"]:
+            # deferred: start-up speed of the pbm command
             from .mailout import compose
 
             click.echo(compose(obj["config"], mail).as_string())
@@ -109,6 +113,7 @@ def init(obj):
 
 
 def _migrate(config) -> int:
+    # deferred: start-up speed of the pbm command
     from .plugins import get_migration_sets
     from .storage import Store, core_migrations
 
@@ -133,6 +138,7 @@ def migrate(obj, list_only):
     if not list_only:
         click.echo(f"{_migrate(config)} migrations applied")
         return
+    # deferred: start-up speed of the pbm command
     from .plugins import get_migration_sets
     from .storage import Store, core_migrations
 
@@ -153,6 +159,7 @@ def outbox():
 
 
 def _open_store(config):
+    # deferred: start-up speed of the pbm command
     from .storage import Store
 
     if not config.db_path.exists():
@@ -164,6 +171,7 @@ def _open_store(config):
 @click.pass_obj
 def flush(obj):
     """Deliver every queued message that is due."""
+    # deferred: start-up speed of the pbm command
     from .mailout import flush as flush_outbox
 
     store = _open_store(obj["config"])
@@ -201,7 +209,7 @@ def list_outbox(obj, show_all):
 @click.pass_obj
 def retry(obj, row_id):
     """Send one queued or failed message now."""
-    from .config import now, stamp
+    # deferred: start-up speed of the pbm command
     from .mailout import deliver
 
     store = _open_store(obj["config"])
@@ -217,6 +225,7 @@ def retry(obj, row_id):
 @cli.command()
 def plugins():
     """List the installed games and the distributions they come from."""
+    # deferred: start-up speed of the pbm command
     from .plugins import plugin_listing
 
     for name, display, dist, version in plugin_listing():
@@ -231,6 +240,7 @@ def plugins():
 @click.pass_obj
 def cleanup(obj, games, mode, dry_run):
     """Timeouts for cron: nags, forfeits, auto-accepted votes, archiving (daily or more)."""
+    # deferred: start-up speed of the pbm command
     from .cleanup import run_cleanup
     from .dispatch import TransientError, open_server
 
@@ -255,8 +265,6 @@ def cleanup(obj, games, mode, dry_run):
 @click.pass_obj
 def ratings_rebuild(obj, games):
     """Recompute ratings from the results table (the same numbers, by construction)."""
-    from .ratings import rebuild
-
     store = _open_store(obj["config"])
     try:
         chosen = [g.lower() for g in games] or store.result_games()
@@ -273,6 +281,7 @@ def ratings_rebuild(obj, games):
 @click.pass_obj
 def serve(obj, host, port):
     """Receive mail over SMTP and answer it, like mail_handler.py, until stopped."""
+    # deferred: start-up speed of the pbm command
     from .dispatch import TransientError
     from .mailin import setup_logging
     from .serve import serve as run_service

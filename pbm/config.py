@@ -1,9 +1,8 @@
-"""The server's home directory, its pbm.ini and the clock."""
+"""The server's home directory and its pbm.ini."""
 
 import configparser
 import os
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 DEFAULTS = {
@@ -94,43 +93,3 @@ def default_ini_text() -> str:
         lines.append(f"\n[{section}]")
         lines.extend(f"# {name} = {value}" for name, value in values.items())
     return "\n".join(lines) + "\n"
-
-
-def now() -> datetime:
-    """The current time; PBM_NOW (ISO 8601) overrides it for tests and replays."""
-    fixed = os.environ.get("PBM_NOW")
-    if fixed:
-        moment = datetime.fromisoformat(fixed)
-        if moment.tzinfo is None:
-            moment = moment.replace(tzinfo=timezone.utc)
-        return moment.astimezone(timezone.utc).replace(microsecond=0)
-    return datetime.now(timezone.utc).replace(microsecond=0)
-
-
-def stamp(moment: datetime) -> str:
-    """The stored form of a time: UTC ISO 8601."""
-    return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def parse_stamp(text: str) -> datetime:
-    return datetime.fromisoformat(text)
-
-
-def show_time(moment: datetime | str) -> str:
-    if isinstance(moment, str):
-        moment = parse_stamp(moment)
-    return moment.astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-
-
-def show_duration(seconds: int) -> str:
-    days, rest = divmod(int(seconds), 86400)
-    hours, rest = divmod(rest, 3600)
-    minutes, secs = divmod(rest, 60)
-    return f"{days} days, {hours:02d}:{minutes:02d}:{secs:02d}"
-
-
-def seconds_between(earlier: str, later: datetime) -> int:
-    return max(0, int((later - parse_stamp(earlier)).total_seconds()))
-
-
-DAY = timedelta(days=1)

@@ -13,11 +13,12 @@ from datetime import timedelta
 
 from . import commands  # noqa: F401  (registers every command with the grammar)
 from .boards import Board
-from .config import now, parse_stamp, show_time, stamp
-from .grammar import GrammarError, mask_unparsed, normalize, parse
+from .clock import DAY, now, parse_stamp, show_time, stamp
+from .grammar import GrammarError, mask_unparsed, normalize, parse, with_suggestion
 from .mailout import Mail, deliver, queue
 from .request import Request, Result
-from .plugins import GameCatalog, get_migration_sets
+from .plugins import GameCatalog, get_migration_sets, registered_game
+from .ratings import rating_lines
 from .security import (
     hash_password,
     login_lock,
@@ -27,11 +28,11 @@ from .security import (
     verify_password,
 )
 from .storage import Store, is_busy_or_full
+from .summary import board_context
 from .templating import text_environment
 
 log = logging.getLogger("pbm.dispatch")
 HOUR = timedelta(hours=1)
-DAY = timedelta(days=1)
 # Mail a user did not ask for, capped per day so nobody can be mail-bombed through us.
 CAPPED_KINDS = ("message", "chat", "new_board")
 
@@ -40,6 +41,10 @@ QUOTED_BODY_LINES = 20
 
 class TransientError(Exception):
     """The MTA should try again later (exit 75): locked or full database, missing plugin."""
+
+
+class _DryRun(Exception):
+    """Raised at the end of a dry-run step so that nothing is kept."""
 
 
 class CommandError(Exception):
@@ -77,7 +82,7 @@ class Server:
     def __init__(self, config, store, games: dict | None = None):
         self.config = config
         self.store = store
-        self.templates = text_environment(config.home)
+        self.templates = text_environment(config.home, registered_game)
         if games is None:
             self.games = GameCatalog(on_load=self._use_templates)
         else:
@@ -108,8 +113,6 @@ class Server:
         }
 
     def rating_lines(self, board, result) -> list[str]:
-        from .ratings import rating_lines
-
         return rating_lines(self.store, result)
 
     def render(self, template: str, **values) -> str:
@@ -160,6 +163,26 @@ class Server:
             result = self.queue_mails(ctx)
         deliver(self.store, self.config, [row_id for row_id, _ in result.queued])
         return result
+
+    def run_step(self, work, dry_run=False) -> Exception | None:
+        """work(ctx) for housekeeping (cleanup), in a transaction of its own with the mails it
+        queues, delivered after; a dry run keeps nothing. A failure that is not transient is
+        rolled back and returned, so that a run over many boards can go on."""
+        try:
+            with self.store.write():
+                ctx = Context(self, Request(text="cleanup"), None, {})
+                work(ctx)
+                if dry_run:
+                    raise _DryRun()
+                queued = self.queue_mails(ctx)
+        except _DryRun:
+            return None
+        except Exception as error:
+            if is_transient(error):
+                raise
+            return error
+        deliver(self.store, self.config, [row_id for row_id, _ in queued.queued])
+        return None
 
     def _duplicate(self, request: Request) -> Result:
         """A message seen before runs nothing, but finishes a delivery a crash cut short."""
@@ -452,8 +475,6 @@ class Context:
 
     def require_user(self, userid: str):
         """A userid named without a password must exist."""
-        from .grammar import with_suggestion
-
         user = self.store.get_user(userid.lower())
         if user is None or user["status"] != "active":
             self.fail(
@@ -495,8 +516,6 @@ class Context:
         return bool(sender) and sender in {a.lower() for a in addresses}
 
     def board_context(self, board, viewer, **kw):
-        from .summary import board_context
-
         if kw.get("title") is None:
             kw["title"] = f"Summary of {board.title_name}"
         return board_context(self, board, viewer, **kw)
@@ -509,7 +528,11 @@ class Context:
     def announce(self, board, *, subject=None, title=None, spectator_to_sender=False,
                  kind="board"):
         """Board mails to the audience, each in their own perspective, with this run's
-        events (3.5.2); and the notifiers' mails when the game ended in this run."""
+        events (3.5.2); and the notifiers' mails when the game ended in this run. A board
+        removed in this run gets the notice of its removal instead."""
+        if board.removed_event is not None:
+            self._announce_removal(board)
+            return
         subject = subject or self.board_subject(board)
         recipients = []
         for userid in board.audience():
@@ -531,6 +554,15 @@ class Context:
                 context = self.board_context(board, None, title=title)
                 context["comments"] = []
                 self.mail_user(userid, title, self.render("mail/board.txt", **context), "notify")
+
+    def _announce_removal(self, board):
+        game = board.game
+        body = self.render(
+            "mail/board_removed.txt", game=game, number=board.number, event=board.removed_event
+        )
+        subject = f"{game.display_name} board {board.number} has been removed"
+        for recipient in board.removed_audience:
+            self.mail_user(recipient, subject, body, "board")
 
     def queued_move_failed(self, board, userid, text, error):
         """Tell the queuer their queued move could not be played (3.5.4 step 3)."""

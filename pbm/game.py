@@ -14,7 +14,7 @@ RESERVED_MOVE_WORDS = frozenset(
     {"pass", "--", "swap", "resign", "propose", "undo", "accept", "reject", "cancel"}
 )
 GAME_NAME_RE = re.compile(r"[a-z][a-z0-9]{1,19}")
-NUMBER_RE = re.compile(r"\+?[0-9]{1,9}")
+OPTION_NUMBER_RE = re.compile(r"\+?[0-9]{1,9}")
 HELP_WIDTH = 76
 
 
@@ -70,7 +70,7 @@ class Number:
         return f"-{self.name}=N", f"{self.help} {self.span()} (default {self.default})"
 
     def parse(self, given: str, value: str | bool, raw) -> dict:
-        is_number = value is not True and NUMBER_RE.fullmatch(value.strip()) is not None
+        is_number = value is not True and OPTION_NUMBER_RE.fullmatch(value.strip()) is not None
         if not is_number and self.unit:
             raise _Refusal(f"write the number of {self.unit}, e.g. -{self.name}={self.example}")
         if is_number and self.allows(int(value)):
@@ -273,11 +273,14 @@ class BaseGame(ABC):
     # -- templates: templates/board.txt and templates/help.txt in the game's package ---
 
     def _environment(self):
-        if self.templates is None:
-            from .templating import text_environment
+        if self.templates is None:  # a game on its own, outside a server
+            from .templating import text_environment  # deferred: jinja2 only when rendering
 
-            self.templates = text_environment()
+            self.templates = text_environment(None, self._own_game)
         return self.templates
+
+    def _own_game(self, name: str):
+        return self if name == self.name else None
 
     def render_board(self, state: State, perspective: int | None) -> str:
         template = self._environment().get_template(f"{self.name}/board.txt")
@@ -292,49 +295,3 @@ class BaseGame(ABC):
 
 def format_option(name: str, value: str | bool) -> str:
     return f"-{name}" if value is True else f"-{name}={value}"
-
-
-def validate_game(game) -> None:
-    """Refuse a plugin that breaks the naming rules of the contract."""
-    from .grammar import CLI_SUBCOMMANDS, reserved_command_words
-
-    problems = []
-    if not isinstance(getattr(game, "name", None), str) or not GAME_NAME_RE.fullmatch(game.name):
-        problems.append("name must match [a-z][a-z0-9]{1,19}")
-    elif game.name in reserved_command_words() | CLI_SUBCOMMANDS:
-        problems.append(f'name "{game.name}" is a command word')
-    display = getattr(game, "display_name", "")
-    if not display or any(c.isspace() for c in display):
-        problems.append("display_name must be non-empty without whitespace")
-    elif display.lower() in reserved_command_words() | CLI_SUBCOMMANDS:
-        problems.append(f'display_name "{display}" is a command word')
-    if len(getattr(game, "player_names", ())) < getattr(game, "max_players", 0):
-        problems.append("player_names must name every seat")
-    if not 1 <= game.min_players <= game.max_players:
-        problems.append("min_players and max_players are inconsistent")
-    if game.move_layout not in ("columns", "lines"):
-        problems.append('move_layout must be "columns" or "lines"')
-    problems.extend(_option_problems(getattr(game, "options", ())))
-    if problems:
-        from .plugins import PluginError
-
-        raise PluginError(f"Game {getattr(game, 'name', game)!r}: " + "; ".join(problems))
-
-
-
-
-def _option_problems(options) -> list[str]:
-    problems, keys = [], []
-    for option in options:
-        keys.extend(option.keys)
-        if isinstance(option, Number):
-            ranged = option.low is not None and option.high is not None
-            if ranged == bool(option.choices):
-                problems.append(f"option {option.name} needs either low and high or choices")
-            elif not option.allows(option.default):
-                problems.append(f"option {option.name}: the default is not allowed")
-            elif option.unit and option.example is None:
-                problems.append(f"option {option.name}: a unit needs an example")
-    if len(set(keys)) != len(keys):
-        problems.append("two options share a name")
-    return problems

@@ -17,7 +17,7 @@ MAX_COMMAND_TOKENS = 64
 USERID_RE = re.compile(r"[a-z][a-z0-9_.-]{1,15}")
 # Knight Panic's binding -2d/-3d start with a digit, so only a bare number (-2) is no option.
 OPTION_RE = re.compile(r"-([A-Za-z0-9][A-Za-z0-9_]*)(?:=(.*))?", re.S)
-NUMBER_RE = re.compile(r"-[0-9]+")
+NEGATIVE_NUMBER_RE = re.compile(r"-[0-9]+")
 DIGITS_RE = re.compile(r"[0-9]{1,9}")
 SERVER_OPTION_RE = re.compile(r"--([A-Za-z][A-Za-z0-9_]*)(?:=(.*))?", re.S)
 PREFIX_RE = re.compile(
@@ -169,7 +169,7 @@ def extract_options(tokens, timeouts=(7, 21)):
     are the server's default nag and forfeit days, which the options are checked against."""
     positional, params, server = [], {}, {}
     for token in tokens:
-        if token in ("--", "-") or NUMBER_RE.fullmatch(token):
+        if token in ("--", "-") or NEGATIVE_NUMBER_RE.fullmatch(token):
             positional.append(token)
             continue
         match = SERVER_OPTION_RE.fullmatch(token)

@@ -12,7 +12,7 @@ from datetime import timedelta
 from email.message import EmailMessage
 from email.utils import format_datetime, make_msgid
 
-from .config import now, parse_stamp, stamp
+from .clock import now, parse_stamp, stamp
 from .headers import HeaderError, checked_header, has_control
 
 log = logging.getLogger("pbm.mailout")

@@ -3,10 +3,13 @@
 import os
 import sys
 from collections.abc import Mapping
+from importlib.metadata import entry_points
 
 import pluggy
 
 from . import hookspecs
+from .game import GAME_NAME_RE, Number
+from .grammar import CLI_SUBCOMMANDS, reserved_command_words
 
 pm = pluggy.PluginManager("pbm")
 pm.add_hookspecs(hookspecs)
@@ -17,6 +20,46 @@ _games_cache = (None, None)
 
 class PluginError(RuntimeError):
     """A plugin set that cannot start: a duplicate or malformed game."""
+
+
+def validate_game(game) -> None:
+    """Refuse a plugin that breaks the naming rules of the contract."""
+    problems = []
+    if not isinstance(getattr(game, "name", None), str) or not GAME_NAME_RE.fullmatch(game.name):
+        problems.append("name must match [a-z][a-z0-9]{1,19}")
+    elif game.name in reserved_command_words() | CLI_SUBCOMMANDS:
+        problems.append(f'name "{game.name}" is a command word')
+    display = getattr(game, "display_name", "")
+    if not display or any(c.isspace() for c in display):
+        problems.append("display_name must be non-empty without whitespace")
+    elif display.lower() in reserved_command_words() | CLI_SUBCOMMANDS:
+        problems.append(f'display_name "{display}" is a command word')
+    if len(getattr(game, "player_names", ())) < getattr(game, "max_players", 0):
+        problems.append("player_names must name every seat")
+    if not 1 <= game.min_players <= game.max_players:
+        problems.append("min_players and max_players are inconsistent")
+    if game.move_layout not in ("columns", "lines"):
+        problems.append('move_layout must be "columns" or "lines"')
+    problems.extend(_option_problems(getattr(game, "options", ())))
+    if problems:
+        raise PluginError(f"Game {getattr(game, 'name', game)!r}: " + "; ".join(problems))
+
+
+def _option_problems(options) -> list[str]:
+    problems, keys = [], []
+    for option in options:
+        keys.extend(option.keys)
+        if isinstance(option, Number):
+            ranged = option.low is not None and option.high is not None
+            if ranged == bool(option.choices):
+                problems.append(f"option {option.name} needs either low and high or choices")
+            elif not option.allows(option.default):
+                problems.append(f"option {option.name}: the default is not allowed")
+            elif option.unit and option.example is None:
+                problems.append(f"option {option.name}: a unit needs an example")
+    if len(set(keys)) != len(keys):
+        problems.append("two options share a name")
+    return problems
 
 
 def load_plugins():
@@ -31,8 +74,6 @@ def load_plugins():
     if wanted is None:
         pm.load_setuptools_entrypoints("pbm")
         return
-    from importlib.metadata import entry_points
-
     for name in filter(None, (n.strip() for n in wanted.split(","))):
         for entry_point in entry_points(group="pbm", name=name):
             if pm.get_plugin(name) is None:
@@ -58,8 +99,6 @@ def _registrations():
 def get_games():
     """All registered games by command name, checked against the contract."""
     global _games_cache
-    from .game import validate_game
-
     load_plugins()
     key = tuple(id(p) for p in pm.get_plugins())
     if _games_cache[0] == key:
@@ -104,8 +143,6 @@ def registered_game(name: str):
 def load_game(name: str):
     """The game registered as `name`, importing only its own entry point when plugins are
     not loaded yet: a mail about one game should not import every game. None if unknown."""
-    from .game import validate_game
-
     game = registered_game(name)
     if game is not None:
         return game
@@ -114,8 +151,6 @@ def load_game(name: str):
     wanted = os.environ.get("PBM_LOAD_PLUGINS")
     if wanted is not None and name not in {n.strip() for n in wanted.split(",")}:
         return None
-    from importlib.metadata import entry_points
-
     for entry_point in entry_points(group="pbm", name=name):
         if pm.get_plugin(name) is None:
             pm.register(entry_point.load(), name=name)

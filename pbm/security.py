@@ -11,7 +11,7 @@ from functools import lru_cache
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
 
-from .config import now, parse_stamp, stamp
+from .clock import now, parse_stamp, stamp
 
 # At least the OWASP minimum for argon2id: m = 19 MiB, t = 2, p = 1.
 _hasher = PasswordHasher(time_cost=2, memory_cost=19 * 1024, parallelism=1)

@@ -2,8 +2,9 @@
 
 from datetime import timedelta
 
-from .config import parse_stamp, show_duration, show_time
+from .clock import parse_stamp, show_duration, show_time
 from .game import format_option
+from .vacations import vacation_state
 
 MAIL_WIDTH = 76
 STARS = "*" * 60
@@ -200,8 +201,6 @@ def board_context(ctx, board, viewer, *, title, events=(), full_moves=False, tim
 
 
 def watch_lines(ctx, board) -> list[str]:
-    from .vacations import vacation_state
-
     if board.id is None:
         return []
     lines = []

@@ -21,9 +21,11 @@ def templates_dir() -> Path:
 
 
 class GameTemplateLoader(jinja2.BaseLoader):
-    """`<game>/<file>` from the templates/ folder of the package that defines the game."""
+    """`<game>/<file>` from the templates/ folder of the package that defines the game;
+    find_game(name) says which game that is (None if unknown)."""
 
-    def __init__(self):
+    def __init__(self, find_game):
+        self._find_game = find_game
         self._loaders = {}
 
     def get_source(self, environment, template):
@@ -36,11 +38,8 @@ class GameTemplateLoader(jinja2.BaseLoader):
             self._loaders[game_name] = loader
         return loader.get_source(environment, file_name)
 
-    @staticmethod
-    def _package_loader(game_name):
-        from .plugins import registered_game
-
-        game = registered_game(game_name)
+    def _package_loader(self, game_name):
+        game = self._find_game(game_name)
         if game is None:
             return None
         try:
@@ -62,13 +61,14 @@ def _bytecode_cache(home):
 
 
 @lru_cache(maxsize=8)
-def text_environment(home: Path | None = None) -> jinja2.Environment:
-    """Operator overrides in $PBM_HOME/templates win over ours, ours over the games'."""
+def text_environment(home: Path | None, find_game) -> jinja2.Environment:
+    """Operator overrides in $PBM_HOME/templates win over ours, ours over the games';
+    find_game(name) is the game whose package holds the `<name>/` templates."""
     loaders = []
     if home is not None:
         loaders.append(jinja2.FileSystemLoader(str(Path(home) / "templates")))
     loaders.append(jinja2.FileSystemLoader(str(templates_dir())))
-    loaders.append(GameTemplateLoader())
+    loaders.append(GameTemplateLoader(find_game))
     return jinja2.Environment(
         loader=jinja2.ChoiceLoader(loaders),
         bytecode_cache=_bytecode_cache(home),

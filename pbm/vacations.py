@@ -3,7 +3,7 @@
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
-from .config import parse_stamp
+from .clock import parse_stamp, show_duration, show_time
 
 
 @dataclass
@@ -42,3 +42,16 @@ def vacation_state(store, userid: str, now: datetime) -> VacationState:
 
 def allowance_seconds(config) -> int:
     return config.number("timeouts.vacation_days_per_year") * 86400
+
+
+def vacation_body(ctx, userid, state, allowance, note=""):
+    return ctx.render(
+        "mail/vacation.txt",
+        userid=userid,
+        on=state.on,
+        since=show_time(state.since) if state.on else "",
+        year=ctx.now.year,
+        used=show_duration(state.used_seconds),
+        left=show_duration(max(0, allowance - state.used_seconds)),
+        note=note,
+    )

@@ -8,7 +8,7 @@ import pytest
 from click.testing import CliRunner
 
 from pbm.cli import cli
-from pbm.config import stamp
+from pbm.clock import stamp
 from tests.conftest import body_of
 
 START = datetime(2026, 1, 1, 12, 0)

@@ -5,8 +5,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pbm.game import BaseGame, Flag, Number, OptionError, Outcome, Switch, validate_game
-from pbm.plugins import PluginError, get_games
+from pbm.game import BaseGame, Flag, Number, OptionError, Outcome, Switch
+from pbm.plugins import PluginError, get_games, validate_game
 from tests.conftest import STRESS_FACTOR
 
 

@@ -155,7 +155,7 @@ def test_generated_guessing_never_passes_the_account_limit(tmp_path_factory, mon
 
 
 def _pair_locked(harness, sender) -> bool:
-    from pbm.config import now
+    from pbm.clock import now
     from pbm.storage import Store
 
     store = Store.open(harness.home / "pbm.db")

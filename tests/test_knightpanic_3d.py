@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from games.knightpanic import LEVEL_CHANGES, Board, KnightPanic, highest_fillable_level
+from games.knightpanic import LEVEL_CHANGES, KnightPanic, Pieces, highest_fillable_level
 from pbm.game import MoveError, OptionError
 from pbm.testing import check_game, random_game
 from pbm.testing import play as checked_replay
@@ -175,7 +175,7 @@ def test_3d_option_errors(raw, message):
 
 
 def test_level_points_on_4x4():
-    board = Board(start())
+    board = Pieces(start())
     names = {
         level: sorted(name(x, y) for x in range(-1, 9) for y in range(-1, 9)
                       if board.exists(x, y, level))
@@ -189,7 +189,7 @@ def test_level_points_on_4x4():
 
 @pytest.mark.parametrize("size", [4, 5, 6, 7])
 def test_level_k_has_n_minus_k_plus_1_squared_points(size):
-    board = Board(start(size))
+    board = Pieces(start(size))
     for level in range(1, size + 1):
         found = [(x, y) for x in range(-2, 2 * size + 2) for y in range(-2, 2 * size + 2)
                  if board.exists(x, y, level)]
@@ -198,13 +198,13 @@ def test_level_k_has_n_minus_k_plus_1_squared_points(size):
 
 
 def test_a_raised_point_sits_on_the_2x2_block_below():
-    assert Board.supports(*point("b4")) == [point(p) for p in ("a3", "a5", "c3", "c5")]
-    assert sorted(Board.supports(*point("c3:3"))) == sorted(map(point, "b2 b4 d2 d4".split()))
+    assert Pieces.supports(*point("b4")) == [point(p) for p in ("a3", "a5", "c3", "c5")]
+    assert sorted(Pieces.supports(*point("c3:3"))) == sorted(map(point, "b2 b4 d2 d4".split()))
 
 
 def test_the_2d_game_has_no_raised_points():
     flat = game.initial_state(game.parse_options({}, 2), 2, 1)
-    assert not Board(flat).exists(1, 1, 2)
+    assert not Pieces(flat).exists(1, 1, 2)
     assert '"b2" is not a cell of this board' in refusal(flat, "b2-c5")
 
 
@@ -235,7 +235,7 @@ def test_on_4x4_only_levels_1_and_2_can_be_used():
     def pyramid(top):
         points, layer = {top}, {top}
         while next(iter(layer))[2] > 1:
-            layer = {s for p in layer for s in Board.supports(*p)}
+            layer = {s for p in layer for s in Pieces.supports(*p)}
             points |= layer
         return points
 
@@ -409,7 +409,7 @@ def test_the_2d_trap_rules_hold_in_3d(moves, default, mover_loses):
 def test_at_most_one_player_is_all_pinned():
     """The highest knight is never pinned; check_move asserts this after every random move."""
     state = play(start(), *PIN_ALL_WHITE)
-    board = Board(state)
+    board = Pieces(state)
     assert board.all_pinned(WHITE) and not board.all_pinned(BLACK)
     highest = max(board.owner, key=lambda p: p[2])
     assert highest == point("d2") and not board.pinned(highest)

@@ -49,7 +49,7 @@ def _joined(words: list[str]) -> str:
     return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
 
 
-class Board:
+class Pieces:
     """The pieces of a state by point (x, y, level), with the move rules of spec 3 and 5."""
 
     def __init__(self, state):
@@ -184,7 +184,7 @@ class KnightPanic(BaseGame):
         )
 
     def parse_move(self, state, seat, text):
-        board = Board(state)
+        board = Pieces(state)
         match = MOVE_RE.fullmatch(text.strip().lower())
         if not match:
             if board.three_d:
@@ -284,7 +284,7 @@ class KnightPanic(BaseGame):
     def legal_moves(self, state, seat):
         if self.to_move(state) != seat:
             return []
-        board = Board(state)
+        board = Pieces(state)
         return [
             f"{cell_name(x, y)}-{cell_name(tx, ty)}"
             for x, y, level in board.pieces_of(seat)
@@ -296,7 +296,7 @@ class KnightPanic(BaseGame):
         match = MOVE_RE.fullmatch(move)
         start = (ord(match.group(1)) - 97, int(match.group(2)) - 1)
         end = (ord(match.group(3)) - 97, int(match.group(4)) - 1)
-        before = Board(state)
+        before = Pieces(state)
         origin = (*start, before.highest[start])
         target_level = before.lowest_empty(*end)
         pieces = sorted(
@@ -309,7 +309,7 @@ class KnightPanic(BaseGame):
 
     def _judge(self, state, mover):
         """Spec 4 and 5.4: set the winner and the reason if the move ended the game."""
-        board = Board(state)
+        board = Pieces(state)
         opponent = 1 - mover
         if state["options"]["win_no_move"]:
             for seat in (mover, opponent):

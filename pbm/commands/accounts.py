@@ -2,7 +2,8 @@
 
 import re
 
-from ..config import stamp
+from ..boards import boards_forfeited_on_departure
+from ..clock import stamp
 from ..grammar import RESERVED_WORDS, command, is_valid_userid
 from ..headers import HeaderError, checked_address
 
@@ -155,8 +156,6 @@ def change_password(ctx):
 )
 def signoff(ctx):
     """Deletes the account; its active boards are forfeited at once."""
-    from .play import forfeit_for_departure
-
     ctx.authenticate(ctx.args[0], ctx.args[1])
     userid = ctx.userid
     addresses = ctx.store.addresses(userid)
@@ -164,7 +163,8 @@ def signoff(ctx):
     for row in ctx.store.active_boards_of_user(userid):
         game = ctx.server.game_for_board(row["game"])
         forfeited.append(f"{game.display_name} board {row['number']}")
-        forfeit_for_departure(ctx, row, userid)
+        for board in boards_forfeited_on_departure(ctx, row, userid):
+            ctx.announce(board)
     ctx.store.delete_user(userid, stamp(ctx.now))
     ctx.store.audit(stamp(ctx.now), "delete", userid=userid, detail={"boards": forfeited})
     body = ctx.render("mail/account_deleted.txt", userid=userid, forfeited=forfeited)

@@ -1,13 +1,12 @@
 """`multiple`: every line of the body is a command of its own (server spec 3.2.2)."""
 
 from ..grammar import command
+from ..request import Request, Result
 
 
 @command("multiple", "global", "multiple", max_args=0, batch=True)
 def multiple(server, request, parsed):
     """Runs each line of the body as a command, each in its own transaction, without comments."""
-    from ..request import Request, Result
-
     lines = [
         line.strip()
         for line in request.body_lines

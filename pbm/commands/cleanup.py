@@ -1,11 +1,12 @@
 """`cleanup [full|nag]`, for the operator: the timeouts of server spec 9 as a command."""
 
 from ..grammar import command
+from ..request import Result
 
 
 def _cleanup_command(server, request, parsed, games):
+    # deferred: start-up speed of the mail pipe (mailin imports every command module early)
     from ..cleanup import run_cleanup
-    from ..request import Result
     from ..mailout import Mail
 
     if not request.operator:

@@ -1,15 +1,15 @@
-"""Creating boards and playing on them: challenge, move, pass, swap, resign (spec 3.4, 3.5)."""
+"""Creating boards and playing on them: challenge, move, pass, swap, resign (spec 3.4, 3.5),
+and the vote words on a board (3.6)."""
 
 import secrets
 from datetime import timedelta
 
-from ..boards import Board
-from ..config import parse_stamp, stamp
+from ..boards import VOTE_NAMES, Board
+from ..clock import stamp
 from ..game import MoveError, OptionError
 from ..grammar import command, is_valid_userid, parse_board, split_guard
 
 VOTE_WORDS = ("propose", "undo", "accept", "reject")
-DAY_SECONDS = 86400
 
 
 # -- challenge ---------------------------------------------------------------------------
@@ -190,8 +190,6 @@ def playing_seats(ctx, board) -> list[int]:
 
 def act(ctx, board, text, guard, comment):
     """A move or reserved word on an authenticated board, in the order of 3.5.1."""
-    from .votes import vote
-
     playing = playing_seats(ctx, board)
     word = text.lower()
     if word in VOTE_WORDS:
@@ -202,7 +200,8 @@ def act(ctx, board, text, guard, comment):
         check_guard(ctx, board, text, guard)
         seat = on_move if on_move in playing else playing[0]
         if board.is_withdrawal(seat):
-            withdraw(ctx, board, seat)
+            board.withdraw(seat)
+            ctx.announce(board)
         elif on_move in playing:
             board.resign(seat)
             board.events.append(f"{ctx.userid} has resigned.")
@@ -213,7 +212,9 @@ def act(ctx, board, text, guard, comment):
     if on_move not in playing:
         ctx.fail("It is not your move", board)
     check_guard(ctx, board, text, guard)
-    if out_of_total_time(ctx, board, on_move):
+    if board.forfeit_if_out_of_time(on_move):
+        ctx.announce(board)
+        ctx.refuse("You used too much time", board=board)
         return
     if word == "swap":
         check_swap(ctx, board)
@@ -244,25 +245,6 @@ def check_swap(ctx, board):
         ctx.fail(f"You can only swap after move number {game.swap_after}", board)
 
 
-def out_of_total_time(ctx, board, seat) -> bool:
-    """With --totaltime, a seat past its allowance forfeits instead of moving."""
-    if not total_time_exceeded(ctx, board, seat):
-        return False
-    userid = board.position.holders[seat]
-    event = f"{userid} forfeits: exceeded the total time limit of {board.row['total_days']} days."
-    leave(ctx, board, seat, "forfeit", event)
-    ctx.refuse("You used too much time", board=board)
-    return True
-
-
-def total_time_exceeded(ctx, board, seat) -> bool:
-    total_days = board.row["total_days"]
-    if not total_days:
-        return False
-    running = (ctx.now - parse_stamp(board.row["last_move_at"])).total_seconds()
-    return board.position.time_used[seat] + running >= total_days * DAY_SECONDS
-
-
 def after_ply(ctx, board, comment):
     board.set_comment(ctx.userid, comment)
     board.settle()
@@ -270,11 +252,7 @@ def after_ply(ctx, board, comment):
 
 
 def toggle_pending_resignation(ctx, board, seat):
-    """Out of turn, resign is queued for the user's next turn; resigning again cancels it."""
-    pending = ctx.store.queued(board.id, seat)
-    now_pending = not (pending is not None and pending["resign"])
-    ctx.store.set_pending_resignation(board.id, seat, now_pending)
-    if now_pending:
+    if board.toggle_pending_resignation(seat):
         text = (
             "Your resignation is queued and takes effect on your next turn.\n"
             "Resign again to cancel it."
@@ -284,59 +262,54 @@ def toggle_pending_resignation(ctx, board, seat):
     ctx.reply(f"{board.title_name} Resigned", ctx.render("mail/notice.txt", text=text))
 
 
-# -- leaving a board -----------------------------------------------------------------------
+# -- votes (3.6) ------------------------------------------------------------------------
 
 
-def leave(ctx, board, seat, kind, event, auto=False):
-    """A resignation or forfeit: a withdrawal in the first round, else a ply."""
-    if board.is_withdrawal(seat):
-        withdraw(ctx, board, seat)
-        return
-    board.resign(seat, kind, auto=auto)
-    board.events.append(event)
-    board.settle()
-    ctx.announce(board)
+ALREADY = {
+    "draw": "A draw has already been proposed. Please accept or reject it.",
+    "undo": "An undo has already been requested. Please accept or reject it.",
+}
 
 
-def forfeit_for_departure(ctx, row, userid):
-    """A deleted account forfeits every seat it still plays on the board, one at a time:
-    a withdrawal renumbers the seats and sets the plies aside, so look again each time."""
-    while True:
-        row = ctx.store.board_by_id(row["id"])
-        if row["status"] != "active":
-            return
-        board = Board(ctx, row)
-        seats = board.playing_seats_of(userid)
-        if not seats:
-            return
-        leave(ctx, board, seats[0], "forfeit", f"{userid} has left the server and forfeits.")
-
-
-def withdraw(ctx, board, seat):
-    """Declining to play (3.5.3): the seat goes, the log is set aside, nothing is rated."""
+def vote(ctx, board, word, playing):
     game = board.game
-    userid = board.position.holders[seat]
-    at = stamp(ctx.now)
-    audience = board.audience()
-    remaining = [u for s, u in enumerate(board.seat_userids) if s != seat]
-    ctx.store.undo_all_moves(board.id, at)
-    ctx.store.clear_queues(board.id)
-    ctx.store.audit(at, "withdrawal", game=game.name, board=board.number, userid=userid)
-    if ctx.store.count_active_boards(game.name, userid, except_board=board.id) == 0:
-        ctx.store.set_inactive_flag(game.name, userid, True)
-    if len(remaining) < game.min_players:
-        ctx.store.set_board_status(board.id, "removed")
-        event = (
-            f"{userid} has declined to play. Too few players are left, so the board has been "
-            "removed."
-        )
-        body = ctx.render("mail/board_removed.txt", game=game, number=board.number, event=event)
-        subject = f"{game.display_name} board {board.number} has been removed"
-        for recipient in dict.fromkeys(audience + [userid]):
-            ctx.mail_user(recipient, subject, body, "board")
+    pending = board.vote()
+    if word in ("propose", "undo"):
+        if pending is not None:
+            ctx.fail(ALREADY[pending["kind"]], board)
+        kind = "draw" if word == "propose" else "undo"
+        if kind == "draw" and not game.can_draw(board.position.state):
+            ctx.fail(f"{game.display_name} does not support proposed Draws", board)
+        if kind == "undo":
+            if not game.can_undo(board.position.state):
+                ctx.fail(f"{game.display_name} does not support undoing moves", board)
+            if board.last_decided_ply() is None:
+                ctx.fail("There is no move to undo", board)
+        accepted = set(board.position.seats_of(ctx.userid)) | board.departed_seats()
+        ctx.store.start_vote(board.id, kind, ctx.userid, stamp(ctx.now), accepted)
+        pending = board.vote()
+    elif pending is None:
+        ctx.fail("Nothing has been proposed. Please move or propose a draw or undo.", board)
+    elif word == "reject":
+        ctx.store.end_vote(board.id)
+        board.events.append(f"{ctx.userid} has rejected the {VOTE_NAMES[pending['kind']]}.")
+        _finish_vote_command(ctx, board)
         return
-    ctx.store.set_seat_userids(board.id, remaining)
-    board.reload()
-    board.events.append(f"{userid} has decided not to play. The game has been re-started.")
-    board.settle()
+    else:
+        mine = set(board.position.seats_of(ctx.userid))
+        if mine <= set(pending["accepted"]):
+            ctx.fail("You have already accepted", board)
+        accepted = set(pending["accepted"]) | mine | board.departed_seats()
+        ctx.store.set_vote_accepted(board.id, accepted)
+        board.events.append(f"{ctx.userid} has accepted the {VOTE_NAMES[pending['kind']]}.")
+        pending = board.vote()
+    if set(pending["accepted"]) >= set(range(board.position.seats)):
+        board.execute_vote(pending)
+    else:
+        board.events.append(board.pending_line(pending))
+    _finish_vote_command(ctx, board)
+
+
+def _finish_vote_command(ctx, board):
+    board.set_comment(ctx.userid, ctx.request.body)
     ctx.announce(board)

@@ -1,6 +1,6 @@
 """Standings and history (server spec 8.3, 8.4)."""
 
-from ..config import show_time
+from ..clock import show_time
 from ..grammar import command
 from ..ratings import PROVISIONAL_GAMES, START_RATING
 

@@ -2,9 +2,9 @@
 
 import re
 
-from ..config import show_duration, show_time, stamp
+from ..clock import stamp
 from ..grammar import command
-from ..vacations import allowance_seconds, vacation_state
+from ..vacations import allowance_seconds, vacation_body, vacation_state
 
 LIMIT_WORDS = {"accept": None, "all": None, "inf": None, "reject": 0}
 
@@ -102,19 +102,6 @@ def _vacation(ctx):
         "off": f"Vacation off for {userid}",
     }[word]
     ctx.mail_user(userid, subject, vacation_body(ctx, userid, state, allowance), "settings")
-
-
-def vacation_body(ctx, userid, state, allowance, note=""):
-    return ctx.render(
-        "mail/vacation.txt",
-        userid=userid,
-        on=state.on,
-        since=show_time(state.since) if state.on else "",
-        year=ctx.now.year,
-        used=show_duration(state.used_seconds),
-        left=show_duration(max(0, allowance - state.used_seconds)),
-        note=note,
-    )
 
 
 for _scope, _syntax in (("global", "vacation userid password [on|off]"),

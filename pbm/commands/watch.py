@@ -3,7 +3,7 @@
 from datetime import timedelta
 
 from ..boards import Board
-from ..config import stamp
+from ..clock import stamp
 from ..grammar import command, parse_board
 
 MAX_MESSAGE_RECIPIENTS = 20
