@@ -181,10 +181,16 @@ ANSWER_HEADERS = {b"from", b"reply-to", b"return-path", b"message-id", b"subject
 
 
 def answer_headers(raw: bytes) -> bytes:
-    """The headers that decide whether and where to answer, each only if within the limits."""
+    """The headers that decide whether and where to answer, each only if within the limits.
+    When From or Reply-To is beyond them, neither is kept: where to answer is unknown, and
+    the mail goes unanswered rather than to an address its sender may not have meant."""
     block, _ = split_headers(raw)
-    kept = [name + b":" + value for name, value in headers_of(block[: MAX_HEADER_BLOCK_BYTES])
-            if name in ANSWER_HEADERS and header_problem(name, value) is None]
+    headers = [(name, value) for name, value in headers_of(block[:MAX_HEADER_BLOCK_BYTES])
+               if name in ANSWER_HEADERS]
+    unreadable = {name for name, value in headers if header_problem(name, value)}
+    if unreadable & {b"from", b"reply-to"}:
+        unreadable |= {b"from", b"reply-to"}
+    kept = [name + b":" + value for name, value in headers if name not in unreadable]
     return b"".join(line if line.endswith(b"\n") else line + b"\n" for line in kept) + b"\n"
 
 
