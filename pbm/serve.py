@@ -65,7 +65,13 @@ class MailService:
         pair = password_of(request.text)
         if pair is None:
             return None
-        stored = self._reader_store().password_hash(pair[0])
+        try:
+            stored = self._reader_store().password_hash(pair[0])
+        except Exception:
+            store, self._local.store = getattr(self._local, "store", None), None
+            if store is not None:  # reopened next time, like the writer's
+                store.close()
+            raise
         return EarlyCheck(*pair, stored, cache=self.passwords, background=False)
 
     def run(self, request, refusal, early):
@@ -82,10 +88,10 @@ class MailService:
         try:
             return DirectServer(self._pipeline()).run(request, refusal, early)
         except Exception:
-            self._reopen_later()  # the operator's cure (a migration, a restore) is seen next time
+            self._close_database()  # reopened next time: the operator's cure is seen
             raise
 
-    def _reopen_later(self):
+    def _close_database(self):
         opened, self._opened, self._server = self._opened, None, None
         if opened is not None:
             try:
@@ -105,7 +111,7 @@ class MailService:
         flush(self._pipeline().store, self.config)
 
     def close(self):
-        self.worker.submit(self._reopen_later).result()
+        self.worker.submit(self._close_database).result()
         self.worker.shutdown()
         self.readers.shutdown()
 
@@ -121,7 +127,7 @@ class BoundedSMTP(SMTP):
 
     def connection_made(self, transport):
         if not self.sessions.acquire(blocking=False):
-            log.warning("too many sessions: refused a connection with 421")
+            log.debug("too many sessions: refused a connection with 421")  # no log flood
             transport.write(b"421 4.3.2 Too many connections, try again later\r\n")
             transport.close()
             return

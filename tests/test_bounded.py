@@ -224,3 +224,29 @@ def test_any_count_beyond_a_limit_is_refused_with_a_reply(harness, shape, factor
         return
     text = " ".join("\n".join(m.body for _, m in outcome.result.queued).split())
     assert "Could not read your mail:" in text and "nothing was done" in text, (shape, count, text)
+
+
+def costliest_within_limits(shape: bytes) -> bytes:
+    """As many parts as allowed, each with Content-Type and Content-Disposition of the
+    costliest shape found for the header parser at their size limit, a Reply-To and a
+    Subject at theirs."""
+    value = shape * ((bounds.MAX_CONTENT_HEADER_BYTES - 60) // len(shape))
+    parts = b"".join(b"--sep\r\nContent-Type: text/plain; name=\"" + value + b"\r\n"
+                     b"Content-Disposition: attachment; name=\"" + value + b"\r\n\r\npart\r\n"
+                     for _ in range(bounds.MAX_PARTS - 2)) + b"--sep--\r\n"
+    return mail(b"Reply-To: a" + b"." * (bounds.MAX_READ_HEADER_BYTES - 20) + b"@b.c\r\n"
+                b"Subject: help " + b"x" * (bounds.MAX_SUBJECT_BYTES - 20) + b"\r\n"
+                b"MIME-Version: 1.0\r\nContent-Type: multipart/mixed; boundary=sep\r\n", parts)
+
+
+@pytest.mark.parametrize("shape", [b"x ", b"[", b"\\"], ids=["unbalanced quote", "brackets", "backslashes"])
+def test_the_costliest_mail_within_the_limits_is_read_under_resource_limits(home_env, shape):
+    home, env = home_env
+    raw = costliest_within_limits(shape)
+    bounds.check_raw(raw)  # within every limit
+    result = run_limited(env, raw)
+    assert result.returncode == 0, result.stderr.decode()[-2000:]
+    got = inbox(home, set())
+    [(address, [answer])] = got.items()
+    assert address.endswith("@b.c")  # the Reply-To, read whole
+    assert "Could not read your mail" not in answer.get_content()
