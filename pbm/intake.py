@@ -12,7 +12,7 @@ import os
 import sys
 import tempfile
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from hashlib import sha256
 from pathlib import Path
 
@@ -41,7 +41,6 @@ class Outcome:
     consumed: bool  # False: the MTA must keep the mail and try again later
     cause: Cause | None = None
     result: object = None  # the dispatcher's Result, when a command ran
-    notes: list = field(default_factory=list)
 
 
 def curable_cause(error: BaseException, home: Path | None = None) -> Cause | None:
@@ -51,7 +50,8 @@ def curable_cause(error: BaseException, home: Path | None = None) -> Cause | Non
     where = f" in {home}" if home else ""
     if isinstance(error, ConfigError):
         return Cause("config", f"pbm.ini is wrong: {error}", "correct pbm.ini, then run `pbm check`")
-    if type(error).__name__ == "TransientError":  # dispatch's, without importing it here
+    dispatch = sys.modules.get("pbm.dispatch")  # its errors exist only once it is imported
+    if dispatch is not None and isinstance(error, dispatch.TransientError):
         return Cause("not-ready:" + str(error).split(":")[0], str(error), "see `pbm check`")
     if is_busy_or_full(error):
         return Cause("busy-or-full", f"the database is busy or the disk is full ({error})",
@@ -203,12 +203,9 @@ def main() -> int:
     from .mailin import EX_OK, EX_TEMPFAIL, read_limited, setup_logging
 
     home = resolve_home()
-    setup_logging(Config.load(home, strict=False))
-    try:
-        limit = Config.load(home).number("limits.max_message_bytes")
-    except ConfigError:
-        limit = Config.load(home, strict=False).number("limits.max_message_bytes")
-    raw, size = read_limited(sys.stdin.buffer, limit)
+    usable = Config.load(home, strict=False)  # a bad pbm.ini is process_message's to report
+    setup_logging(usable)
+    raw, size = read_limited(sys.stdin.buffer, usable.number("limits.max_message_bytes"))
     outcome = process_message(raw, size, os.environ.get("SENDER"), home=home)
     if outcome.consumed:
         return EX_OK
