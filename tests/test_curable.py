@@ -282,3 +282,21 @@ def test_any_ini_setting_is_used_or_refused_never_ignored(tmp_path_factory, sect
 def test_a_setting_given_twice_takes_the_later_value(tmp_path):
     (tmp_path / "pbm.ini").write_text("[limits]\ncommands_per_hour = 5\n[limits]\ncommands_per_hour = 7\n")
     assert Config.load(tmp_path).number("limits.commands_per_hour") == 7
+
+
+def test_the_operator_is_told_again_after_an_hour(home, project_env):
+    """The once-an-hour memory is per kind of cause, kept in log/alerts.json."""
+    import json
+
+    seen = set()
+    inbox(home, seen)
+    make_readonly_db(home)
+    assert pipe(project_env, command_mail("alice@example.org", "help")).returncode == EX_TEMPFAIL
+    assert len(inbox(home, seen).get(OPERATOR, [])) == 1
+    assert pipe(project_env, command_mail("alice@example.org", "help")).returncode == EX_TEMPFAIL
+    assert inbox(home, seen) == {}
+    state_file = home / "log" / "alerts.json"
+    state = json.loads(state_file.read_text())
+    state_file.write_text(json.dumps({kind: at - 3601 for kind, at in state.items()}))
+    assert pipe(project_env, command_mail("alice@example.org", "help")).returncode == EX_TEMPFAIL
+    assert len(inbox(home, seen).get(OPERATOR, [])) == 1
