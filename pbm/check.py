@@ -86,7 +86,9 @@ def _database_problems(config) -> list[str]:
         cause = unusable_database_cause(error)
         if cause is None:
             raise
-        return found + [f"{cause} -- fix it as the lines above say, or restore {path} from a backup"]
+        cure = (f"restore {path} from a backup" if "damaged" in cause else
+                "give the service user write access to the home and the pbm.db files")
+        return found + [f"{cause} -- {cure}"]
     if pending:
         found.append(f"{len(pending)} database migrations pending -- run `pbm migrate`")
     return found

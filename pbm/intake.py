@@ -58,8 +58,7 @@ def curable_cause(error: BaseException, home: Path | None = None) -> Cause | Non
                      "free disk space; if it persists, look for a process holding the database")
     database = unusable_database_cause(error)
     if database:
-        return Cause("database", database,
-                     f"run `pbm check` as the service user and fix what it names{where}")
+        return Cause("database", database, _database_cure(database, where))
     if isinstance(error, OSError):
         name = f" {error.filename}" if error.filename else ""
         if error.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
@@ -68,6 +67,17 @@ def curable_cause(error: BaseException, home: Path | None = None) -> Cause | Non
         if error.errno in (errno.ENOSPC, errno.EDQUOT):
             return Cause("disk-full", f"the disk is full{name}", "free disk space")
     return None
+
+
+def _database_cure(cause: str, where: str) -> str:
+    if "damaged" in cause:
+        return f"restore pbm.db from a backup{where}"
+    if "not migrated" in cause:
+        return "run `pbm migrate`"
+    if "read-only" in cause or "cannot be opened" in cause:
+        return (f"give the service user write access to the home, pbm.db, pbm.db-wal and"
+                f" pbm.db-shm{where} (`pbm check` names which)")
+    return f"run `pbm check` as the service user and fix what it names{where}"
 
 
 class DirectServer:
