@@ -3,7 +3,7 @@
 
 import sys
 
-from pbm.mailin import main
+from pbm.intake import main
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -8,7 +8,7 @@ import sys
 import click
 
 from .clock import now, stamp
-from .config import Config, default_ini_text
+from .config import Config, ConfigError, default_ini_text
 from .ratings import rebuild
 from .request import Request
 
@@ -41,8 +41,15 @@ def cli(ctx, home, sender, body, headers):
 
     or one of the subcommands below.
     """
+    try:
+        config = Config.load(home)
+    except ConfigError as error:
+        if ctx.invoked_subcommand != "check":  # check reports it with the rest
+            click.echo(f"pbm: {error} -- correct pbm.ini (see `pbm check`)", err=True)
+            sys.exit(EX_TEMPFAIL)
+        config = Config.load(home, strict=False)
     ctx.obj = {
-        "config": Config.load(home),
+        "config": config,
         "sender": sender,
         "body": body.read() if body else "",
         "headers": headers,
@@ -59,7 +66,7 @@ def cli(ctx, home, sender, body, headers):
 @click.pass_obj
 def run(obj, words):
     # deferred: start-up speed of the pbm command
-    from .dispatch import TransientError, is_transient, open_server
+    from .dispatch import is_transient, open_server
     from .mailin import comment_from, strip_body
 
     if not words:
@@ -75,7 +82,7 @@ def run(obj, words):
         with open_server(obj["config"]) as server:
             result = server.execute(request)
     except Exception as error:
-        if isinstance(error, TransientError) or is_transient(error):
+        if is_transient(error):
             click.echo(f"pbm: try again later: {error}", err=True)
             sys.exit(EX_TEMPFAIL)
         raise
@@ -127,6 +134,21 @@ def _migrate(config) -> int:
         return len(pending)
     finally:
         store.close()
+
+
+@cli.command()
+@click.pass_obj
+def check(obj):
+    """Report what would make incoming mail wait: permissions, database, pbm.ini, disk."""
+    from .check import problems
+
+    found = problems(obj["config"].home)
+    for line in found:
+        click.echo(f"problem: {line}")
+    if found:
+        click.echo(f"pbm check: {len(found)} problem(s); mail would be left with the MTA", err=True)
+        sys.exit(EX_REFUSED)
+    click.echo(f"pbm check: {obj['config'].home} is ready for mail")
 
 
 @cli.command()

@@ -20,7 +20,7 @@ DEFAULTS = {
         "password": "",
         "timeout": "30",
     },
-    "listen": {"host": "127.0.0.1", "port": "2525"},
+    "listen": {"host": "127.0.0.1", "port": "2525", "max_sessions": "32", "idle_timeout": "120"},
     "limits": {
         "max_message_bytes": "1048576",
         "commands_per_hour": "60",
@@ -45,6 +45,17 @@ DEFAULTS = {
 }
 
 
+# Keys whose values must read as whole numbers (>= 0), and keys with a fixed set of values.
+TEXT_KEYS = {"server.name", "server.address", "server.operator_address", "server.bounce_address",
+             "smtp.host", "smtp.username", "smtp.password", "listen.host", "broadcast.address",
+             "web.base_url", "smtp.security"}
+CHOICES = {"smtp.security": ("none", "ssl", "starttls")}
+
+
+class ConfigError(Exception):
+    """pbm.ini cannot be used as written: the operator must correct it (mail waits, exit 75)."""
+
+
 def resolve_home(home: str | os.PathLike | None = None) -> Path:
     if home:
         return Path(home)
@@ -59,12 +70,29 @@ class Config:
     parser: configparser.ConfigParser
 
     @classmethod
-    def load(cls, home: str | os.PathLike | None = None) -> "Config":
-        parser = configparser.ConfigParser(interpolation=None, strict=False)
-        parser.read_dict(DEFAULTS)
+    def load(cls, home: str | os.PathLike | None = None, strict: bool = True) -> "Config":
+        """The home's configuration. A pbm.ini that cannot be read, or names a section or key
+        pbm does not know, or gives a value pbm cannot use, raises ConfigError: a typo must
+        stop the server, not silently fall back to a default. strict=False gives the defaults
+        for whatever is wrong (used only to tell the operator about it)."""
         home = resolve_home(home)
-        parser.read(home / "pbm.ini", encoding="utf-8")
-        return cls(home=home, parser=parser)
+        defaults = configparser.ConfigParser(interpolation=None)
+        defaults.read_dict(DEFAULTS)
+        try:
+            problems, parser = _read_ini(home / "pbm.ini")
+        except ConfigError:
+            if strict:
+                raise
+            return cls(home=home, parser=defaults)
+        if problems and strict:
+            raise ConfigError(f"{home / 'pbm.ini'}: " + "; ".join(problems))
+        for section, values in parser.items():
+            if section == "DEFAULT" or section not in DEFAULTS:
+                continue
+            for name, value in values.items():
+                if name in DEFAULTS[section] and not _value_problem(f"{section}.{name}", value):
+                    defaults.set(section, name, value)
+        return cls(home=home, parser=defaults)
 
     def get(self, key: str) -> str:
         section, name = key.split(".", 1)
@@ -84,6 +112,46 @@ class Config:
     @property
     def server_domain(self) -> str:
         return self.get("server.address").rpartition("@")[2] or "localhost"
+
+
+def _read_ini(path: Path):
+    """(problems, parser) for one pbm.ini; a missing file is no problem."""
+    # A section or key given twice is not an error: the later one wins, as tests and
+    # operators appending a setting expect.
+    parser = configparser.ConfigParser(interpolation=None, strict=False)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return [], parser
+    except (OSError, UnicodeError) as error:
+        raise ConfigError(f"cannot read {path}: {error}") from error
+    try:
+        parser.read_string(text, source=str(path))
+    except configparser.Error as error:
+        raise ConfigError(" ".join(str(error).split())) from error
+    problems = []
+    for section in parser.sections():
+        if section not in DEFAULTS:
+            problems.append(f"unknown section [{section}]")
+            continue
+        for name, value in parser.items(section, raw=True):
+            key = f"{section}.{name}"
+            if name not in DEFAULTS[section]:
+                problems.append(f"unknown key {name} in [{section}]")
+            elif _value_problem(key, value):
+                problems.append(_value_problem(key, value))
+    return problems, parser
+
+
+def _value_problem(key: str, value: str) -> str | None:
+    value = value.strip()
+    if key in CHOICES and value not in CHOICES[key]:
+        return f"{key} = {value!r} is not one of {', '.join(CHOICES[key])}"
+    if key not in TEXT_KEYS and not (value.isascii() and value.isdigit()):
+        return f"{key} = {value!r} is not a whole number"
+    if key == "server.address" and "@" not in value:
+        return f"server.address = {value!r} is not a mail address"
+    return None
 
 
 def default_ini_text() -> str:

@@ -4,7 +4,6 @@ Each request runs in one BEGIN IMMEDIATE transaction together with its inbox key
 every mail it produces, so a command and its mail commit or vanish together.
 """
 
-import errno
 import logging
 import traceback
 from contextlib import contextmanager
@@ -27,7 +26,7 @@ from .security import (
     password_check_needed,
     verify_password,
 )
-from .storage import Store, is_busy_or_full
+from .storage import Store
 from .summary import board_context
 from .templating import text_environment
 
@@ -57,9 +56,10 @@ class CommandError(Exception):
 
 
 def is_transient(error: BaseException) -> bool:
-    if isinstance(error, TransientError) or is_busy_or_full(error):
-        return True
-    return isinstance(error, OSError) and error.errno in (errno.ENOSPC, errno.EDQUOT)
+    """An error the operator or time can cure: the mail waits with the MTA (intake.py)."""
+    from .intake import curable_cause
+
+    return curable_cause(error) is not None
 
 
 @contextmanager

@@ -39,7 +39,7 @@ RESERVED_WORDS = COMMAND_VOCABULARY | frozenset(
 SELECTORS = ("active", "inactive", "archived", "next", "all", "tournament", "standard")
 # `pbm` subcommands take precedence over grammar words (2.5): no game may be named so.
 CLI_SUBCOMMANDS = frozenset(
-    "init migrate serve outbox plugins ratings-rebuild cleanup run".split()
+    "init check migrate serve outbox plugins ratings-rebuild cleanup run".split()
 )
 
 

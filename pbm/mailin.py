@@ -1,6 +1,6 @@
 """Mail in (server spec 4): one RFC 822 message from an MTA, through the dispatcher.
 
-Exit codes: 0 processed, answered, dropped by the loop guard or a duplicate;
+Exit codes (pbm/intake.py): 0 processed, answered, dropped by the loop guard or a duplicate;
 75 (EX_TEMPFAIL) when the MTA should try again later.
 """
 
@@ -14,6 +14,8 @@ from email.parser import BytesHeaderParser, BytesParser
 from email.utils import getaddresses
 
 from .headers import MESSAGE_ID_RE, HeaderError, checked_address, message_id_token
+from .bounds import (MAX_HEADER_BLOCK_BYTES, TooComplex, check_parsed, check_raw, header_problem,
+                     headers_of, split_headers)
 
 EX_OK = 0
 EX_TEMPFAIL = 75
@@ -179,17 +181,51 @@ def read_limited(stream, limit: int):
     return b"".join(kept), total
 
 
+# What the loop guard and the answer need, when the rest of a mail is beyond reading.
+ANSWER_HEADERS = {b"from", b"reply-to", b"return-path", b"message-id", b"subject", b"content-type",
+                  b"auto-submitted", b"x-auto-response-suppress", b"list-id", b"list-unsubscribe",
+                  b"list-post", b"feedback-id", b"precedence"}
+
+
+def answer_headers(raw: bytes) -> bytes:
+    """The headers that decide whether and where to answer, each only if within the limits.
+    When From or Reply-To is beyond them, neither is kept: where to answer is unknown, and
+    the mail goes unanswered rather than to an address its sender may not have meant."""
+    block, _ = split_headers(raw)
+    headers = [(name, value) for name, value in headers_of(block[:MAX_HEADER_BLOCK_BYTES])
+               if name in ANSWER_HEADERS]
+    unreadable = {name for name, value in headers if header_problem(name, value)}
+    if unreadable & {b"from", b"reply-to"}:
+        unreadable |= {b"from", b"reply-to"}
+    kept = [name + b":" + value for name, value in headers if name not in unreadable]
+    return b"".join(line if line.endswith(b"\n") else line + b"\n" for line in kept) + b"\n"
+
+
+def parse_bounded(raw: bytes, headers_only: bool):
+    """(message, problem): the parsed message, or its answerable headers and why the rest
+    cannot be read (beyond a limit of bounds.py)."""
+    try:
+        check_raw(raw)
+        if headers_only:
+            return BytesHeaderParser(policy=policy.default).parsebytes(raw), None
+        message = BytesParser(policy=policy.default).parsebytes(raw)
+        check_parsed(message)
+        return message, None
+    except TooComplex as error:
+        problem = str(error)
+    except RecursionError:
+        problem = "its parts are nested too deeply"
+    return BytesHeaderParser(policy=policy.default).parsebytes(answer_headers(raw)), problem
+
+
 def read_message(config, raw: bytes, size: int, envelope_sender: str | None):
     """(request, refusal) for one message: (None, None) when it must get no answer, a
-    refusal text when it is answered without running (too large)."""
+    refusal text when it is answered without running (too large, beyond reading)."""
     from .request import Request
 
     limit = config.number("limits.max_message_bytes")
     too_large = size > limit
-    if too_large:
-        message = BytesHeaderParser(policy=policy.default).parsebytes(raw)
-    else:
-        message = BytesParser(policy=policy.default).parsebytes(raw)
+    message, problem = parse_bounded(raw, headers_only=too_large)
     for defect in getattr(message, "defects", []):
         log.info("message defect: %s", defect)
     if envelope_sender is None and message.get("Return-Path") is not None:
@@ -200,13 +236,17 @@ def read_message(config, raw: bytes, size: int, envelope_sender: str | None):
         return None, None
     sender = reply_address(message)
     if sender is None:
-        log.info("dropped: no address to answer")
+        log.info("dropped: no address to answer%s", f" ({problem})" if problem else "")
         return None, None
     key = message_key(message, raw)
     subject = _header(message, "Subject")
     message_id = f"<{message_id_of(message)}>" if message_id_of(message) else None
-    if too_large:
-        refusal = f"Message too large (limit {limit} bytes); nothing was done"
+    if too_large or problem:
+        if too_large:
+            refusal = f"Message too large (limit {limit} bytes); nothing was done"
+        else:
+            log.info("could not read a mail: %s", problem)
+            refusal = f"Could not read your mail: {problem}; nothing was done"
         return Request(text=subject, sender=sender, key=key, message_id=message_id), refusal
     lines = strip_body(body_text(message))
     request = Request(
@@ -218,16 +258,6 @@ def read_message(config, raw: bytes, size: int, envelope_sender: str | None):
         body_lines=lines,
     )
     return request, None
-
-
-def handle(server, raw: bytes, size: int, envelope_sender: str | None, early=None):
-    """Run one message through the pipeline; returns the dispatcher's result or None."""
-    request, refusal = read_message(server.config, raw, size, envelope_sender)
-    if request is None:
-        return None
-    if refusal is not None:
-        return server.refuse_message(request, refusal)
-    return server.execute(request, early=early)
 
 
 def start_password_check(config, request):
@@ -267,32 +297,3 @@ def setup_logging(config):
     if not root.handlers:
         root.addHandler(handler)
         root.setLevel(logging.INFO)
-
-
-def main(argv=None) -> int:
-    from .config import Config
-
-    config = Config.load()
-    setup_logging(config)
-    try:
-        raw, size = read_limited(sys.stdin.buffer, config.number("limits.max_message_bytes"))
-        request, refusal = read_message(config, raw, size, os.environ.get("SENDER"))
-        if request is None:
-            return EX_OK
-        early = start_password_check(config, request) if refusal is None else None
-        from .dispatch import open_server
-
-        with open_server(config) as server:
-            if refusal is not None:
-                server.refuse_message(request, refusal)
-            else:
-                server.execute(request, early=early)
-    except Exception as error:
-        from .dispatch import is_transient
-
-        if is_transient(error):
-            log.warning("temporary failure, the MTA will retry: %s", error)
-            return EX_TEMPFAIL
-        # Retrying cannot help a message our own code chokes on; keep it in the log.
-        log.exception("unexpected failure outside a command")
-    return EX_OK

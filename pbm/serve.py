@@ -1,6 +1,9 @@
 """`pbm serve`: receive mail over SMTP (aiosmtpd) and run each message through the same
-pipeline as mail_handler.py. One worker thread owns the database connection, so commands
-are written one at a time, as by a single MTA pipe; replies go out the same way."""
+process_message as mail_handler.py. One worker thread owns the database connection, so
+commands are written one at a time, as by a single MTA pipe; replies go out the same way.
+Resources are bounded: at most [listen] max_sessions connections at once (421 beyond), an
+idle connection is closed after [listen] idle_timeout seconds, and a session holds at most
+one message of max_message_bytes."""
 
 import asyncio
 import logging
@@ -9,9 +12,10 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 
 from aiosmtpd.controller import Controller
+from aiosmtpd.smtp import SMTP
 
-from .dispatch import is_transient, open_server
-from .mailin import read_message
+from .dispatch import open_server
+from .intake import DirectServer, curable_cause, process_message
 from .security import EarlyCheck, PasswordCache, password_check_needed
 
 log = logging.getLogger("pbm.serve")
@@ -46,31 +50,35 @@ class MailService:
     async def handle_DATA(self, server, session, envelope):
         raw = envelope.original_content or envelope.content
         loop = asyncio.get_running_loop()
-        try:
-            prepared = await loop.run_in_executor(
-                self.readers, self._prepare, raw, envelope.mail_from or ""
-            )
-            await loop.run_in_executor(self.worker, self._process, *prepared)
-        except Exception as error:
-            if is_transient(error):
-                log.warning("temporary failure, the client should retry: %s", error)
-                return "451 4.3.0 Temporary failure, please try again later"
-            log.exception("unexpected failure outside a command")
-        return "250 2.0.0 Message accepted"
+        # Reading and the password check run on a reader thread; the command on the writer.
+        outcome = await loop.run_in_executor(
+            self.readers, lambda: process_message(
+                raw, len(raw), envelope.mail_from or "", pipeline=self, config=self.config))
+        if outcome.consumed:
+            return "250 2.0.0 Message accepted"
+        return "451 4.3.0 Temporary failure, please try again later"
 
-    def _prepare(self, raw: bytes, envelope_sender: str):
-        """Parse the message and check its password, off the writer's thread."""
+    def early_check(self, config, request):
+        """The password check, off the writer's thread."""
         from .grammar import password_of
 
-        request, refusal = read_message(self.config, raw, len(raw), envelope_sender)
-        early = None
-        if request is not None and refusal is None:
-            pair = password_of(request.text)
+        pair = password_of(request.text)
+        if pair is None:
+            return None
+        try:
             store = self._reader_store()
-            if pair is not None and password_check_needed(store, self.config, request, pair[0]):
-                stored = store.password_hash(pair[0])
-                early = EarlyCheck(*pair, stored, cache=self.passwords, background=False)
-        return request, refusal, early
+            if not password_check_needed(store, self.config, request, pair[0]):
+                return None
+            stored = store.password_hash(pair[0])
+        except Exception:
+            store, self._local.store = getattr(self._local, "store", None), None
+            if store is not None:  # reopened next time, like the writer's
+                store.close()
+            raise
+        return EarlyCheck(*pair, stored, cache=self.passwords, background=False)
+
+    def run(self, request, refusal, early):
+        return self.worker.submit(self._process, request, refusal, early).result()
 
     def _reader_store(self):
         from .storage import Store
@@ -80,13 +88,19 @@ class MailService:
         return self._local.store
 
     def _process(self, request, refusal, early):
-        if request is None:
-            return
-        server = self._pipeline()
-        if refusal is not None:
-            server.refuse_message(request, refusal)
-        else:
-            server.execute(request, early=early)
+        try:
+            return DirectServer(self._pipeline()).run(request, refusal, early)
+        except Exception:
+            self._close_database()  # reopened next time: the operator's cure is seen
+            raise
+
+    def _close_database(self):
+        opened, self._opened, self._server = self._opened, None, None
+        if opened is not None:
+            try:
+                opened.__exit__(None, None, None)
+            except Exception as error:
+                log.warning("closing the database: %s", error)
 
     def _pipeline(self):
         if self._server is None:
@@ -100,13 +114,44 @@ class MailService:
         flush(self._pipeline().store, self.config)
 
     def close(self):
-        def shut():
-            if self._opened is not None:
-                self._opened.__exit__(None, None, None)
-
-        self.worker.submit(shut).result()
+        self.worker.submit(self._close_database).result()
         self.worker.shutdown()
         self.readers.shutdown()
+
+
+class BoundedSMTP(SMTP):
+    """An SMTP session that counts itself: beyond the cap a connection gets 421 and is
+    closed before any session state is made."""
+
+    def __init__(self, handler, sessions, **kwargs):
+        super().__init__(handler, **kwargs)
+        self.sessions = sessions
+        self.counted = False
+
+    def connection_made(self, transport):
+        if not self.sessions.acquire(blocking=False):
+            log.debug("too many sessions: refused a connection with 421")  # no log flood
+            transport.write(b"421 4.3.2 Too many connections, try again later\r\n")
+            transport.close()
+            return
+        self.counted = True
+        super().connection_made(transport)
+
+    def connection_lost(self, error):
+        if not self.counted:
+            return
+        self.counted = False
+        self.sessions.release()
+        super().connection_lost(error)
+
+
+class BoundedController(Controller):
+    def __init__(self, handler, max_sessions: int, **kwargs):
+        self.sessions = threading.BoundedSemaphore(max_sessions)
+        super().__init__(handler, **kwargs)
+
+    def factory(self):
+        return BoundedSMTP(self.handler, self.sessions, **self.SMTP_kwargs)
 
 
 def serve(config, host: str, port: int, ready=None):
@@ -114,8 +159,10 @@ def serve(config, host: str, port: int, ready=None):
     with open_server(config):
         pass  # refuse to start on a missing or unmigrated database, before listening
     service = MailService(config)
-    controller = Controller(
+    controller = BoundedController(
         service,
+        max_sessions=config.number("listen.max_sessions"),
+        timeout=config.number("listen.idle_timeout"),
         hostname=host,
         port=port,
         data_size_limit=config.number("limits.max_message_bytes"),
@@ -131,7 +178,13 @@ def serve(config, host: str, port: int, ready=None):
         ready()
     try:
         while not stop.wait(FLUSH_EVERY_SECONDS):
-            service.worker.submit(service.flush).result()
+            try:
+                service.worker.submit(service.flush).result()
+            except Exception as error:
+                cause = curable_cause(error, config.home)
+                if cause is None:
+                    raise
+                log.error("outbox flush failed: %s", cause.line())
     finally:
         controller.stop()
         service.close()

@@ -176,6 +176,23 @@ def is_busy_or_full(error: BaseException) -> bool:
     return any(w in text for w in ("locked", "busy", "disk is full", "disk i/o"))
 
 
+def unusable_database_cause(error: BaseException) -> str | None:
+    """What is wrong when the database cannot be opened, read or written at all (the
+    operator must act: permissions, a read-only mount, a damaged file), or None."""
+    if not isinstance(error, sqlite3.DatabaseError) or is_busy_or_full(error):
+        return None
+    text = str(error).lower()
+    for words, cause in (
+        (("readonly", "read-only"), "the database is read-only to this user"),
+        (("unable to open",), "the database cannot be opened"),
+        (("not a database", "malformed", "corrupt"), "the database file is damaged"),
+        (("no such table", "no such column"), "the database is not migrated"),
+    ):
+        if any(w in text for w in words):
+            return f"{cause} ({error})"
+    return f"database error ({error})"
+
+
 @_core_step
 def m002_votes_queues_watching_ratings(db):
     db["votes"].create(

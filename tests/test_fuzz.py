@@ -9,7 +9,8 @@ from hypothesis import strategies as st
 from pbm.dispatch import open_server
 from pbm.game import MoveError
 from pbm.htmltext import html_to_text
-from pbm.mailin import body_text, handle, strip_body
+from pbm.intake import DirectServer, process_message
+from pbm.mailin import body_text, strip_body
 from pbm.plugins import get_games
 from pbm.testing import random_game
 from tests.conftest import STRESS_FACTOR
@@ -40,8 +41,9 @@ structured_mail = st.builds(
 @given(raw=st.one_of(st.binary(max_size=2000), structured_mail))
 def test_the_mail_pipeline_never_raises(harness, raw):
     with open_server(harness.config) as server:
-        result = handle(server, raw, len(raw), None)
-    assert result is None or result.ok in (True, False)
+        outcome = process_message(raw, len(raw), None, DirectServer(server), harness.config)
+    assert outcome.consumed, outcome.cause
+    assert outcome.result is None or outcome.result.ok in (True, False)
 
 
 @settings(max_examples=300 * STRESS_FACTOR, deadline=None)

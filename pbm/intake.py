@@ -1,0 +1,224 @@
+"""One mail in, one outcome out: the same steps for the MTA pipe (mail_handler.py), the SMTP
+listener (`pbm serve`) and the tests. A mail is consumed only when it was answered or the
+spec says to drop it; anything the operator can cure (permissions, a missing or damaged
+database, a bad pbm.ini, a full disk) leaves it with the MTA to retry (exit 75, SMTP 451),
+is logged in one line naming the cause and the cure, and is mailed to the operator at most
+once an hour per cause."""
+
+import errno
+import json
+import logging
+import os
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from hashlib import sha256
+from pathlib import Path
+
+from .config import Config, ConfigError, resolve_home
+
+log = logging.getLogger("pbm.intake")
+
+ALERT_EVERY_SECONDS = 3600
+ALERT_STATE = "alerts.json"
+
+
+@dataclass(frozen=True)
+class Cause:
+    """Why mail cannot be handled now, and what the operator should do about it."""
+
+    kind: str  # one alert per kind an hour
+    text: str
+    cure: str
+
+    def line(self) -> str:
+        return f"{self.text} -- {self.cure}"
+
+
+@dataclass
+class Outcome:
+    consumed: bool  # False: the MTA must keep the mail and try again later
+    cause: Cause | None = None
+    result: object = None  # the dispatcher's Result, when a command ran
+
+
+def curable_cause(error: BaseException, home: Path | None = None) -> Cause | None:
+    """The Cause when the error is one the operator (or time) can cure, else None."""
+    from .storage import is_busy_or_full, unusable_database_cause
+
+    where = f" in {home}" if home else ""
+    if isinstance(error, ConfigError):
+        return Cause("config", f"pbm.ini is wrong: {error}", "correct pbm.ini, then run `pbm check`")
+    dispatch = sys.modules.get("pbm.dispatch")  # its errors exist only once it is imported
+    if dispatch is not None and isinstance(error, dispatch.TransientError):
+        return Cause("not-ready:" + str(error).split(":")[0], str(error), "see `pbm check`")
+    if is_busy_or_full(error):
+        return Cause("busy-or-full", f"the database is busy or the disk is full ({error})",
+                     "free disk space; if it persists, look for a process holding the database")
+    database = unusable_database_cause(error)
+    if database:
+        return Cause("database", database, _database_cure(database, where))
+    if isinstance(error, OSError):
+        name = f" {error.filename}" if error.filename else ""
+        if error.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
+            return Cause("permission", f"cannot write{name}: {error.strerror}",
+                         f"give the service user write access{where} (run `pbm check`)")
+        if error.errno in (errno.ENOSPC, errno.EDQUOT):
+            return Cause("disk-full", f"the disk is full{name}", "free disk space")
+    return None
+
+
+def _database_cure(cause: str, where: str) -> str:
+    if "damaged" in cause:
+        return f"restore pbm.db from a backup{where}"
+    if "not migrated" in cause:
+        return "run `pbm migrate`"
+    if "read-only" in cause or "cannot be opened" in cause:
+        return (f"give the service user write access to the home, pbm.db, pbm.db-wal and"
+                f" pbm.db-shm{where} (`pbm check` names which)")
+    return f"run `pbm check` as the service user and fix what it names{where}"
+
+
+class DirectServer:
+    """Run a mail on a server that is already open (the tests, `pbm serve`'s worker)."""
+
+    def __init__(self, server):
+        self.server = server
+
+    def early_check(self, config, request):
+        return None
+
+    def run(self, request, refusal, early):
+        if refusal is not None:
+            return self.server.refuse_message(request, refusal)
+        return self.server.execute(request, early=early)
+
+
+class OpenPerMail:
+    """The pipe: the password check starts before the rest of pbm is imported, then the
+    server is opened for this one mail."""
+
+    def __init__(self, config):
+        self.config = config
+
+    def early_check(self, config, request):
+        from .mailin import start_password_check
+
+        return start_password_check(config, request)
+
+    def run(self, request, refusal, early):
+        from .dispatch import open_server
+
+        with open_server(self.config) as server:
+            return DirectServer(server).run(request, refusal, early)
+
+
+def process_message(raw: bytes, size: int, envelope_sender: str | None, pipeline=None,
+                    config: Config | None = None, home=None) -> Outcome:
+    """Read one mail and run it. `pipeline` runs the request (default: open the server for
+    this mail); `config` is loaded from `home` when not given."""
+    from .mailin import read_message
+
+    home = config.home if config is not None else resolve_home(home)
+    try:
+        if config is None:
+            config = Config.load(home)
+        request, refusal = read_message(config, raw, size, envelope_sender)
+        if request is None:
+            return Outcome(consumed=True)
+        pipeline = pipeline or OpenPerMail(config)
+        early = pipeline.early_check(config, request) if refusal is None else None
+        return Outcome(consumed=True, result=pipeline.run(request, refusal, early))
+    except Exception as error:
+        cause = curable_cause(error, home)
+        if cause is None:
+            # Our own bug: keep the mail for a fixed release rather than lose it.
+            log.exception("unexpected failure outside a command; the mail will be retried")
+            cause = Cause("internal:" + type(error).__name__,
+                          f"unexpected {type(error).__name__}: {error}",
+                          "see the traceback in log/pbm.log and report it")
+        retry_later(home, cause)
+        return Outcome(consumed=False, cause=cause)
+
+
+def retry_later(home: Path, cause: Cause) -> None:
+    """One log line naming the cause and the cure; the operator's mail at most hourly."""
+    log.error("mail left with the MTA to retry: %s", cause.line())
+    try:
+        if _due(home, cause.kind):
+            _alert(home, cause)
+    except Exception as error:  # telling the operator must never stop the retry
+        log.error("could not tell the operator: %s", error)
+
+
+def _state_paths(home: Path) -> list[Path]:
+    """Where the time of the last alert is kept: in the home, else (when the home is not
+    writable) in the temporary directory, one file per home."""
+    tag = sha256(str(Path(home).resolve()).encode()).hexdigest()[:12]
+    return [Path(home) / "log" / ALERT_STATE,
+            Path(tempfile.gettempdir()) / f"pbm-{os.getuid()}-{tag}-{ALERT_STATE}"]
+
+
+def _due(home: Path, kind: str) -> bool:
+    """True, and recorded, when no alert of this kind went out in the last hour. When no
+    state can be written anywhere, no mail is sent (it would go out for every retry)."""
+    moment = time.time()
+    for path in _state_paths(home):
+        try:
+            state = json.loads(path.read_text()) if path.exists() else {}
+        except (OSError, ValueError):
+            state = {}
+        if moment - state.get(kind, 0) < ALERT_EVERY_SECONDS:
+            return False
+        state[kind] = moment
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            scratch = path.with_name(f"{path.name}.{os.getpid()}")
+            scratch.write_text(json.dumps(state))
+            os.replace(scratch, path)
+            return True
+        except OSError:
+            continue
+    return False
+
+
+def _alert(home: Path, cause: Cause) -> None:
+    """Mail the operator directly: the outbox table lives in the database that may be the
+    trouble. Maildir or SMTP, as configured; the defaults when pbm.ini is the trouble."""
+    from .mailout import Mail, compose
+
+    config = Config.load(home, strict=False)
+    operator = config.get("server.operator_address")
+    if not operator:
+        return
+    mail = Mail(kind="operator", to=[operator], subject="pbm: incoming mail is waiting",
+                body=f"pbm cannot handle incoming mail; the MTA keeps it and retries.\n\n"
+                     f"Cause: {cause.text}\nCure: {cause.cure}\n")
+    message = compose(config, mail).as_bytes()
+    if config.get("smtp.host"):
+        from .mailout import _smtp_send
+
+        _smtp_send(config, {"recipients": json.dumps([operator]),
+                            "envelope_from": config.get("server.bounce_address"), "message": message})
+        return
+    name = f"alert-{int(time.time() * 1000)}-{os.getpid()}.pbm"
+    temporary = config.outbox_dir / "tmp" / name
+    temporary.write_bytes(message)
+    os.replace(temporary, config.outbox_dir / "new" / name)
+
+
+def main() -> int:
+    """mail_handler.py: one mail on standard input; exit 0 when consumed, 75 to retry."""
+    from .mailin import EX_OK, EX_TEMPFAIL, read_limited, setup_logging
+
+    home = resolve_home()
+    usable = Config.load(home, strict=False)  # a bad pbm.ini is process_message's to report
+    setup_logging(usable)
+    raw, size = read_limited(sys.stdin.buffer, usable.number("limits.max_message_bytes"))
+    outcome = process_message(raw, size, os.environ.get("SENDER"), home=home)
+    if outcome.consumed:
+        return EX_OK
+    # The MTA shows this in its log and in the deferral reason.
+    print(f"pbm: try again later: {outcome.cause.line()}", file=sys.stderr)
+    return EX_TEMPFAIL
