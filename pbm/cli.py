@@ -66,7 +66,8 @@ def cli(ctx, home, sender, body, headers):
 @click.pass_obj
 def run(obj, words):
     # deferred: start-up speed of the pbm command
-    from .dispatch import is_transient, open_server
+    from .dispatch import open_server
+    from .failures import is_transient
     from .mailin import comment_from, strip_body
 
     if not words:
@@ -264,7 +265,8 @@ def cleanup(obj, games, mode, dry_run):
     """Timeouts for cron: nags, forfeits, auto-accepted votes, archiving (daily or more)."""
     # deferred: start-up speed of the pbm command
     from .cleanup import run_cleanup
-    from .dispatch import TransientError, open_server
+    from .dispatch import open_server
+    from .failures import TransientError
 
     try:
         with open_server(obj["config"]) as server:
@@ -304,7 +306,7 @@ def ratings_rebuild(obj, games):
 def serve(obj, host, port):
     """Receive mail over SMTP and answer it, like mail_handler.py, until stopped."""
     # deferred: start-up speed of the pbm command
-    from .dispatch import TransientError
+    from .failures import TransientError
     from .mailin import setup_logging
     from .serve import serve as run_service
 

@@ -26,6 +26,7 @@ from .security import (
     password_check_needed,
     verify_password,
 )
+from .failures import TransientError, is_transient
 from .storage import Store
 from .summary import board_context
 from .templating import text_environment
@@ -36,10 +37,6 @@ HOUR = timedelta(hours=1)
 CAPPED_KINDS = ("message", "chat", "new_board")
 
 QUOTED_BODY_LINES = 20
-
-
-class TransientError(Exception):
-    """The MTA should try again later (exit 75): locked or full database, missing plugin."""
 
 
 class _DryRun(Exception):
@@ -53,13 +50,6 @@ class CommandError(Exception):
         super().__init__(message)
         self.message = message
         self.board = board
-
-
-def is_transient(error: BaseException) -> bool:
-    """An error the operator or time can cure: the mail waits with the MTA (intake.py)."""
-    from .intake import curable_cause
-
-    return curable_cause(error) is not None
 
 
 @contextmanager

@@ -5,7 +5,6 @@ database, a bad pbm.ini, a full disk) leaves it with the MTA to retry (exit 75, 
 is logged in one line naming the cause and the cure, and is mailed to the operator at most
 once an hour per cause."""
 
-import errno
 import json
 import logging
 import os
@@ -16,7 +15,8 @@ from dataclasses import dataclass
 from hashlib import sha256
 from pathlib import Path
 
-from .config import Config, ConfigError, resolve_home
+from .config import Config, resolve_home
+from .failures import Cause, curable_cause
 
 log = logging.getLogger("pbm.intake")
 
@@ -24,60 +24,11 @@ ALERT_EVERY_SECONDS = 3600
 ALERT_STATE = "alerts.json"
 
 
-@dataclass(frozen=True)
-class Cause:
-    """Why mail cannot be handled now, and what the operator should do about it."""
-
-    kind: str  # one alert per kind an hour
-    text: str
-    cure: str
-
-    def line(self) -> str:
-        return f"{self.text} -- {self.cure}"
-
-
 @dataclass
 class Outcome:
     consumed: bool  # False: the MTA must keep the mail and try again later
     cause: Cause | None = None
     result: object = None  # the dispatcher's Result, when a command ran
-
-
-def curable_cause(error: BaseException, home: Path | None = None) -> Cause | None:
-    """The Cause when the error is one the operator (or time) can cure, else None."""
-    from .storage import is_busy_or_full, unusable_database_cause
-
-    where = f" in {home}" if home else ""
-    if isinstance(error, ConfigError):
-        return Cause("config", f"pbm.ini is wrong: {error}", "correct pbm.ini, then run `pbm check`")
-    dispatch = sys.modules.get("pbm.dispatch")  # its errors exist only once it is imported
-    if dispatch is not None and isinstance(error, dispatch.TransientError):
-        return Cause("not-ready:" + str(error).split(":")[0], str(error), "see `pbm check`")
-    if is_busy_or_full(error):
-        return Cause("busy-or-full", f"the database is busy or the disk is full ({error})",
-                     "free disk space; if it persists, look for a process holding the database")
-    database = unusable_database_cause(error)
-    if database:
-        return Cause("database", database, _database_cure(database, where))
-    if isinstance(error, OSError):
-        name = f" {error.filename}" if error.filename else ""
-        if error.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
-            return Cause("permission", f"cannot write{name}: {error.strerror}",
-                         f"give the service user write access{where} (run `pbm check`)")
-        if error.errno in (errno.ENOSPC, errno.EDQUOT):
-            return Cause("disk-full", f"the disk is full{name}", "free disk space")
-    return None
-
-
-def _database_cure(cause: str, where: str) -> str:
-    if "damaged" in cause:
-        return f"restore pbm.db from a backup{where}"
-    if "not migrated" in cause:
-        return "run `pbm migrate`"
-    if "read-only" in cause or "cannot be opened" in cause:
-        return (f"give the service user write access to the home, pbm.db, pbm.db-wal and"
-                f" pbm.db-shm{where} (`pbm check` names which)")
-    return f"run `pbm check` as the service user and fix what it names{where}"
 
 
 class DirectServer:

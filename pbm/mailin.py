@@ -6,7 +6,6 @@ Exit codes (pbm/intake.py): 0 processed, answered, dropped by the loop guard or 
 
 import hashlib
 import logging
-import os
 import re
 import sys
 from email import policy

@@ -15,7 +15,8 @@ from aiosmtpd.controller import Controller
 from aiosmtpd.smtp import SMTP
 
 from .dispatch import open_server
-from .intake import DirectServer, curable_cause, process_message
+from .failures import curable_cause
+from .intake import DirectServer, process_message
 from .security import EarlyCheck, PasswordCache, password_check_needed
 
 log = logging.getLogger("pbm.serve")

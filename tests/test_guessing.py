@@ -166,8 +166,8 @@ def _pair_locked(harness, sender) -> bool:
 
 
 def test_pbm_serve_starts_no_check_for_a_locked_account(harness, clock):
+    from pbm.request import Request
     from pbm.serve import MailService
-    from tests.mailpipe import command_mail
 
     harness.configure(LIMITS)
     game(harness)
@@ -177,9 +177,10 @@ def test_pbm_serve_starts_no_check_for_a_locked_account(harness, clock):
     service = MailService(Config.load(harness.home))
     try:
         text = "knightpanic move 101 alice secret c1-e5"
-        _, _, early = service._prepare(command_mail("x@example.net", text), "x@example.net")
+        config = service.config
+        early = service.early_check(config, Request(text=text, sender="x@example.net"))
         assert early is None
-        _, _, early = service._prepare(command_mail("alice@example.org", text), "alice@example.org")
+        early = service.early_check(config, Request(text=text, sender="alice@example.org"))
         assert early is not None
     finally:
         service.close()
