@@ -180,20 +180,27 @@ def test_a_whole_game_through_the_pipe_transport(mailboxes):
     play_game(mailboxes, 101, ("to=<pbm@", "relay=pbm,", "status=deferred"))
     wait_for(queue_is_empty, "an empty mail queue")
 
+TRANSPORT = "/etc/postfix/transport"
+
+
+def route_server_to(line: str):
+    """Put `line` in place of the server's route in the transport map, as an operator
+    switching between the README's ways would, and tell Postfix."""
+    routes = [(INSTALL_DIR / "deploy" / name).read_text() for name in ("transport", "transport.serve")]
+    with open(TRANSPORT, encoding="utf-8") as current:
+        text = current.read()
+    for route in routes:
+        text = text.replace(route, "")
+    with open(TRANSPORT, "w", encoding="utf-8") as changed:
+        changed.write(text + line)
+    run("postmap", TRANSPORT)
+    run("postfix", "reload")
+
 
 @pytest.fixture
 def pbm_serve(mail_host):
     """The server's address routed to `pbm serve`, started the way the systemd unit says."""
-    transport = "/etc/postfix/transport"
-    pipe_line = (INSTALL_DIR / "deploy" / "transport").read_text()
-    serve_line = (INSTALL_DIR / "deploy" / "transport.serve").read_text()
-    with open(transport, encoding="utf-8") as current:
-        text = current.read()
-    assert pipe_line in text
-    with open(transport, "w", encoding="utf-8") as changed:
-        changed.write(text.replace(pipe_line, serve_line))
-    run("postmap", transport)
-    run("postfix", "reload")
+    route_server_to((INSTALL_DIR / "deploy" / "transport.serve").read_text())
 
     unit = {}
     for line in (INSTALL_DIR / "deploy" / "pbm-serve.service").read_text().splitlines():
@@ -217,6 +224,26 @@ def pbm_serve(mail_host):
 
 def test_the_same_game_through_pbm_serve_as_the_relay_target(pbm_serve, mailboxes):
     play_game(mailboxes, 102, ("to=<pbm@", "relay=127.0.0.1[127.0.0.1]:2525", "status=deferred", " 451 "))
+    wait_for(queue_is_empty, "an empty mail queue")
+
+
+def test_a_forward_file_of_the_pbm_user_works_without_a_transport(mail_host, mailboxes):
+    """The README's alternative to the transport: Postfix's local delivery runs
+    ~pbm/.forward as the pbm user."""
+    forward = PBM_HOME / ".forward"
+    forward.write_text((INSTALL_DIR / "deploy" / "forward").read_text())
+    run("chown", "pbm:pbm", str(forward))
+    route_server_to("")
+    try:
+        command = send("alice", "knightpanic show 102")
+        [reply] = mailboxes.take({"alice": 1})["alice"]
+        assert_sane(reply, "alice")
+        assert reply["In-Reply-To"] == command["Message-ID"]
+        assert "102" in reply["Subject"] and "Game won by alice." in reply.get_content()
+        assert log_lines("to=<pbm@", "relay=local", "status=sent (delivered to command:")
+    finally:
+        route_server_to((INSTALL_DIR / "deploy" / "transport").read_text())
+        forward.unlink()
     wait_for(queue_is_empty, "an empty mail queue")
 
 
@@ -271,5 +298,5 @@ def test_postfix_ends_with_an_empty_queue_and_a_clean_log(mailboxes):
     assert warnings == []
     # Signup, then per board the challenge and nine moves: everything exactly once.
     assert all(not mailboxes.unseen(p) for p in PLAYERS)
-    assert mailboxes.total == {"alice": 1 + 10 + 10, "bob": 1 + 10 + 10}
+    assert mailboxes.total == {"alice": 1 + 10 + 10 + 1, "bob": 1 + 10 + 10}
     assert len(log_lines("relay=pbm,", "status=sent")) == 2 + 10
