@@ -106,6 +106,9 @@ def queue_is_empty():
 class DatabaseLock:
     """An open write transaction on the server's database, held by the pbm user."""
 
+    def __init__(self, journal):
+        self.journal = journal
+
     def __enter__(self):
         self.holder = subprocess.Popen(
             ["runuser", "-u", "pbm", "--", str(INSTALL_DIR / ".venv" / "bin" / "python"), "-c",
@@ -117,15 +120,17 @@ class DatabaseLock:
              str(PBM_HOME / "pbm.db")],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
         )
+        self.running = self.journal.add("stop process", self.holder.pid)
         assert self.holder.stdout.readline().strip() == "locked"
         return self
 
     def __exit__(self, *exc):
         self.holder.stdin.close()
         self.holder.wait(timeout=30)
+        self.journal.discard(self.running)
 
 
-def play_game(mailboxes, board, deferral_fragments):
+def play_game(journal, mailboxes, board, deferral_fragments):
     """alice challenges bob and wins in nine moves; at BUSY_PLY the database is held locked,
     so the delivery must be deferred (the log line holds `deferral_fragments`), and then,
     once the lock is gone and the queue flushed, carried out exactly once."""
@@ -141,7 +146,7 @@ def play_game(mailboxes, board, deferral_fragments):
         subject = f"knightpanic move {board} {mover} {PASSWORDS[mover]} {move}#{ply}"
         if ply == BUSY_PLY:
             deferred_before = len(log_lines(*deferral_fragments))
-            with DatabaseLock():
+            with DatabaseLock(journal):
                 send(mover, subject, body=f"ply {ply}")
                 wait_for(lambda: len(log_lines(*deferral_fragments)) > deferred_before,
                          "Postfix to defer the mail while the database is locked")
@@ -168,7 +173,7 @@ def test_pbm_check_passes_on_the_fresh_install(mail_host):
     assert result.returncode == 0, result.stdout + result.stderr
 
 
-def test_a_whole_game_through_the_pipe_transport(mailboxes):
+def test_a_whole_game_through_the_pipe_transport(mail_host, mailboxes):
     for player in PLAYERS:
         message = send(player, f"signup {player} {PASSWORDS[player]}")
         got = mailboxes.take({player: 1})
@@ -177,8 +182,9 @@ def test_a_whole_game_through_the_pipe_transport(mailboxes):
         assert reply["In-Reply-To"] == message["Message-ID"]
         assert PASSWORDS[player] not in reply.get_content()
         assert_sane(reply, player)
-    play_game(mailboxes, 101, ("to=<pbm@", "relay=pbm,", "status=deferred"))
+    play_game(mail_host, mailboxes, 101, ("to=<pbm@", "relay=pbm,", "status=deferred"))
     wait_for(queue_is_empty, "an empty mail queue")
+
 
 TRANSPORT = "/etc/postfix/transport"
 
@@ -214,16 +220,17 @@ def pbm_serve(mail_host):
          "env", *unit["Environment"], *shlex.split(exec_start)],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
     )
-    stop = lambda: (server.terminate(), server.wait(timeout=60))  # noqa: E731
-    mail_host.append(stop)
+    running = mail_host.add("stop process", server.pid)
     assert "listening on 127.0.0.1:2525" in server.stdout.readline()
     yield server
-    stop()
+    server.terminate()
+    server.wait(timeout=60)
+    mail_host.discard(running)
     assert server.returncode == 0, server.stdout.read()
 
 
-def test_the_same_game_through_pbm_serve_as_the_relay_target(pbm_serve, mailboxes):
-    play_game(mailboxes, 102, ("to=<pbm@", "relay=127.0.0.1[127.0.0.1]:2525", "status=deferred", " 451 "))
+def test_the_same_game_through_pbm_serve_as_the_relay_target(mail_host, pbm_serve, mailboxes):
+    play_game(mail_host, mailboxes, 102, ("to=<pbm@", "relay=127.0.0.1[127.0.0.1]:2525", "status=deferred", " 451 "))
     wait_for(queue_is_empty, "an empty mail queue")
 
 
@@ -240,7 +247,9 @@ def test_a_forward_file_of_the_pbm_user_works_without_a_transport(mail_host, mai
         assert_sane(reply, "alice")
         assert reply["In-Reply-To"] == command["Message-ID"]
         assert "102" in reply["Subject"] and "Game won by alice." in reply.get_content()
-        assert log_lines("to=<pbm@", "relay=local", "status=sent (delivered to command:")
+        # The reply can arrive before the command has exited and Postfix has logged it.
+        wait_for(lambda: log_lines("to=<pbm@", "relay=local", "status=sent (delivered to command:"),
+                 "Postfix to log the delivery to ~pbm/.forward")
     finally:
         route_server_to((INSTALL_DIR / "deploy" / "transport").read_text())
         forward.unlink()
@@ -250,7 +259,7 @@ def test_a_forward_file_of_the_pbm_user_works_without_a_transport(mail_host, mai
 def test_the_cron_lines_install_and_run_as_pbm(mail_host):
     crontab = INSTALL_DIR / "deploy" / "crontab"
     run("crontab", "-u", "pbm", str(crontab))
-    mail_host.append(lambda: run("crontab", "-u", "pbm", "-r", check=False))
+    mail_host.add("run", "crontab", "-u", "pbm", "-r")
     assert run("crontab", "-u", "pbm", "-l").stdout == crontab.read_text()
     for line in crontab.read_text().splitlines():
         command = line.split(None, 5)[5]
@@ -262,7 +271,9 @@ def pbm_check():
     return as_pbm(str(INSTALL_DIR / ".venv" / "bin" / "pbm"), "check")
 
 
-@pytest.mark.parametrize("breakage", ["wrong owner", "unwritable home", "missing database", "bad pbm.ini"])
+@pytest.mark.parametrize(
+    "breakage", ["wrong owner", "unwritable home", "missing database", "unparsable pbm.ini", "bad value in pbm.ini"]
+)
 def test_pbm_check_names_what_the_operator_broke(mail_host, breakage):
     database, ini = PBM_HOME / "pbm.db", PBM_HOME / "pbm.ini"
     saved_ini = ini.read_text()
@@ -273,6 +284,8 @@ def test_pbm_check_names_what_the_operator_broke(mail_host, breakage):
             PBM_HOME.chmod(0o555)
         elif breakage == "missing database":
             database.rename(PBM_HOME / "pbm.db.away")
+        elif breakage == "unparsable pbm.ini":
+            ini.write_text(saved_ini + "\n[limits\nmax_message_bytes 1000\n")
         else:
             ini.write_text(saved_ini + "\n[limits]\nmax_message_bytes = lots\n")
         result = pbm_check()
