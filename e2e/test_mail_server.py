@@ -234,12 +234,21 @@ def test_the_same_game_through_pbm_serve_as_the_relay_target(mail_host, pbm_serv
     wait_for(queue_is_empty, "an empty mail queue")
 
 
-def test_a_forward_file_of_the_pbm_user_works_without_a_transport(mail_host, mailboxes):
-    """The README's alternative to the transport: Postfix's local delivery runs
-    ~pbm/.forward as the pbm user."""
-    forward = PBM_HOME / ".forward"
-    forward.write_text((INSTALL_DIR / "deploy" / "forward").read_text())
-    run("chown", "pbm:pbm", str(forward))
+@pytest.mark.parametrize("pipe", ["~pbm/.forward", "alias map owned by pbm"])
+def test_the_pipes_of_the_pbm_user_work_without_a_transport(mail_host, mailboxes, pipe):
+    """The README's alternatives to the transport: Postfix's local delivery runs
+    ~pbm/.forward, or a pipe in an alias map, as the pbm user."""
+    if pipe == "~pbm/.forward":
+        made = [PBM_HOME / ".forward"]
+        made[0].write_text((INSTALL_DIR / "deploy" / "forward").read_text())
+        run("chown", "pbm:pbm", str(made[0]))
+    else:
+        made = [PBM_HOME / "aliases", PBM_HOME / "aliases.db"]
+        made[0].write_text((INSTALL_DIR / "deploy" / "aliases").read_text())
+        run("chown", "pbm:pbm", str(made[0]))
+        run("runuser", "-u", "pbm", "--", "postalias", str(made[0]))
+        maps = run("postconf", "-h", "alias_maps").stdout.strip()
+        run("postconf", "-e", f"alias_maps = {maps}, hash:{made[0]}")
     route_server_to("")
     try:
         command = send("alice", "knightpanic show 102")
@@ -248,11 +257,15 @@ def test_a_forward_file_of_the_pbm_user_works_without_a_transport(mail_host, mai
         assert reply["In-Reply-To"] == command["Message-ID"]
         assert "102" in reply["Subject"] and "Game won by alice." in reply.get_content()
         # The reply can arrive before the command has exited and Postfix has logged it.
-        wait_for(lambda: log_lines("to=<pbm@", "relay=local", "status=sent (delivered to command:"),
-                 "Postfix to log the delivery to ~pbm/.forward")
+        delivered = lambda: log_lines("to=<pbm@", "relay=local", "status=sent (delivered to command:")  # noqa: E731
+        wait_for(lambda: len(delivered()) == (1 if pipe == "~pbm/.forward" else 2),
+                 "Postfix to log the delivery to the pipe")
     finally:
+        if pipe != "~pbm/.forward":
+            run("postconf", "-e", "alias_maps =")
         route_server_to((INSTALL_DIR / "deploy" / "transport").read_text())
-        forward.unlink()
+        for path in made:
+            path.unlink()
     wait_for(queue_is_empty, "an empty mail queue")
 
 
@@ -311,5 +324,5 @@ def test_postfix_ends_with_an_empty_queue_and_a_clean_log(mailboxes):
     assert warnings == []
     # Signup, then per board the challenge and nine moves: everything exactly once.
     assert all(not mailboxes.unseen(p) for p in PLAYERS)
-    assert mailboxes.total == {"alice": 1 + 10 + 10 + 1, "bob": 1 + 10 + 10}
+    assert mailboxes.total == {"alice": 1 + 10 + 10 + 2, "bob": 1 + 10 + 10}
     assert len(log_lines("relay=pbm,", "status=sent")) == 2 + 10
