@@ -7,7 +7,7 @@ INSTALLED := $(VENV)/.installed
 TEST_INSTALLED := $(VENV)/.installed-test
 DEMO_HOME := $(CURDIR)/.demo-home
 
-.PHONY: demo test stress bench install clean
+.PHONY: demo test e2e stress bench install clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -29,6 +29,11 @@ demo: $(INSTALLED)
 
 test: $(TEST_INSTALLED)
 	$(BIN)/python -m pytest
+
+# Needs root: installs Postfix (from the distribution) when missing, deploys pbm behind it
+# the README's way, plays whole games through it, then undoes every change (see e2e/).
+e2e: $(TEST_INSTALLED)
+	$(BIN)/python -m pytest -p no:cacheprovider -v e2e
 
 # The reliability suite at full size: 400 racing messages, 60 kills, 10x the fuzzing,
 # 10 variants of each mail bomb under rlimits, 200 clients x 1 MB against `pbm serve`.
