@@ -24,8 +24,8 @@ class Board:
         self.game = ctx.server.game_for_board(row["game"])
         self.options = json.loads(row["options"])
         stored = row["id"] is not None
-        self.seat_userids = self.store.seat_userids(row["id"]) if stored else seat_userids
-        self.plies = self.store.moves(row["id"]) if stored else list(plies or [])
+        self.seat_userids = self.store.boards.seat_userids(row["id"]) if stored else seat_userids
+        self.plies = self.store.boards.plies(row["id"]) if stored else list(plies or [])
         snapshot = None
         if row["snapshot_state"] is not None:
             snapshot = (row["snapshot_ply"], json.loads(row["snapshot_state"]))
@@ -100,10 +100,10 @@ class Board:
         players = [
             u for s, u in enumerate(self.position.holders) if self.position.statuses[s] == PLAYING
         ]
-        return list(dict.fromkeys(players + self.store.subscribers(self.id)))
+        return list(dict.fromkeys(players + self.store.watching.subscribers(self.id)))
 
     def vote(self):
-        return self.store.vote(self.id)
+        return self.store.votes.get(self.id)
 
     # -- plies -----------------------------------------------------------------------
 
@@ -121,7 +121,7 @@ class Board:
             "charged": charged,
             "created_at": stamp(moment),
         }
-        self.store.append_move(
+        self.store.boards.append_ply(
             self.id, ply=ply["ply"], seat=seat, userid=ply["userid"], kind=kind, text=text,
             auto=auto, charged=charged, at=ply["created_at"],
         )
@@ -132,9 +132,9 @@ class Board:
             self.auto_from = ply["ply"]
         vote = self.vote()
         if vote is not None:
-            self.store.end_vote(self.id)
+            self.store.votes.end(self.id)
             self.events.append(f"The pending {VOTE_NAMES[vote['kind']]} has been cancelled.")
-        self.store.drop_submissions(self.id)
+        self.store.votes.drop_submissions(self.id)
         return ply
 
     def play_text(self, seat: int, text: str, auto: bool = False) -> None:
@@ -159,19 +159,19 @@ class Board:
             )
         self._commented = True
         if body.strip():
-            self.store.set_comment(self.id, author, body, at)
+            self.store.boards.set_comment(self.id, author, body, at)
             self.row.update(comment_author=author, comment_text=body, comment_at=at)
         else:
-            self.store.set_comment(self.id, None, None, None)
+            self.store.boards.set_comment(self.id, None, None, None)
             self.row.update(comment_author=None, comment_text=None, comment_at=None)
 
     def resign(self, seat: int, kind: str = "resign", auto: bool = False):
         """A resignation or forfeit ply; the user goes on watching as a subscriber."""
         userid = self.position.holders[seat]
         self.play(seat, kind, "Resign" if kind == "resign" else "Forfeit", auto)
-        self.store.set_pending_resignation(self.id, seat, False)
+        self.store.votes.set_pending_resignation(self.id, seat, False)
         if self.seat_status(userid) != PLAYING:
-            self.store.subscribe(self.id, userid)
+            self.store.watching.subscribe(self.id, userid)
 
     def is_withdrawal(self, seat: int) -> bool:
         return self.position.plies_made < self.position.seats and not self.position.has_played(
@@ -190,14 +190,14 @@ class Board:
             if self.position.statuses[seat] in (RESIGNED, FORFEITED):
                 self.play(seat, "pass", "pass", auto=True)
                 continue
-            pending = self.store.queued(self.id, seat)
+            pending = self.store.votes.queued(self.id, seat)
             if pending is not None and pending["resign"]:
                 userid = self.position.holders[seat]
                 self.resign(seat, auto=True)
                 self.events.append(f"{userid} has resigned.")
                 continue
             if pending is not None and pending["move_text"] is not None:
-                self.store.clear_queued_move(self.id, seat)
+                self.store.votes.clear_queued_move(self.id, seat)
                 if self._play_queued(seat, pending):
                     continue
             forced = self.game.forced_move(self.position.state)
@@ -235,12 +235,12 @@ class Board:
 
     def finish(self, outcome, reason: str | None = None):
         moment = stamp(self.ctx.now)
-        self.store.set_board_status(self.id, "finished", finished_at=moment)
+        self.store.boards.set_status(self.id, "finished", finished_at=moment)
         self.row.update(status="finished", finished_at=moment)
         holders = self.position.holders
         rated = bool(self.row["rated"]) and len(set(holders)) >= 2 and self.game.is_rated(self.options)
         seats = list(zip(holders, scores(self.position, outcome)))
-        result_id = self.store.add_result(
+        result_id = self.store.ratings.add_result(
             game=self.game.name,
             board_id=self.id,
             finished_at=moment,
@@ -252,29 +252,29 @@ class Board:
         if rated:
             apply_result(self.store, result_id, self.game.name, seats)
             for userid in set(holders):
-                self.store.set_inactive_flag(self.game.name, userid, False)
-        self.store.clear_queues(self.id)
+                self.store.users.set_inactive_flag(self.game.name, userid, False)
+        self.store.votes.clear_queues(self.id)
         self.finished_now = True
 
     def save_snapshot(self):
-        self.store.save_snapshot(self.id, self.position.plies_made, self.position.state)
+        self.store.boards.save_snapshot(self.id, self.position.plies_made, self.position.state)
 
     def reload(self):
         """Replay from the log after plies were set aside (undo, withdrawal)."""
-        self.store.drop_snapshot(self.id)
-        fresh = Board(self.ctx, self.store.board_by_id(self.id))
+        self.store.boards.drop_snapshot(self.id)
+        fresh = Board(self.ctx, self.store.boards.by_id(self.id))
         self.row, self.seat_userids, self.plies, self.position = (
             fresh.row, fresh.seat_userids, fresh.plies, fresh.position
         )
 
     def result(self):
-        return self.store.board_result(self.id) if not self.active else None
+        return self.store.ratings.board_result(self.id) if not self.active else None
 
     def notifiers(self) -> list[str]:
         if self.id is None:
             return []
         return list(
             dict.fromkeys(
-                self.store.board_notifiers(self.id) + self.store.game_notifiers(self.game.name)
+                self.store.watching.board_notifiers(self.id) + self.store.watching.game_notifiers(self.game.name)
             )
         )

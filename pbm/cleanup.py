@@ -21,7 +21,7 @@ def run_cleanup(server, games=None, mode="full", dry_run=False) -> list[str]:
     """Run cleanup for the given game names (all by default); returns what was done."""
     games = games or list(server.games)
     report: list[str] = []
-    for row in server.store.active_boards(games):
+    for row in server.store.boards.active(games):
         _in_transaction(
             server, dry_run, lambda ctx, board_id=row["id"]: _clean_board(ctx, board_id, mode, report),
             report, f"board {row['game']} {row['number']}",
@@ -74,7 +74,7 @@ def _clean_board(ctx, board_id, mode, report):
     from .commands.votes import execute_vote
 
     # Read again inside the transaction: a move may have come in since the listing.
-    row = ctx.store.board_by_id(board_id)
+    row = ctx.store.boards.by_id(board_id)
     if row["status"] != "active":
         return
     board = Board(ctx, row)
@@ -115,10 +115,10 @@ def _clean_board(ctx, board_id, mode, report):
                 _nag(ctx, board, userid, text)
                 nagged.append(userid)
         if nagged:
-            ctx.store.set_vote_nagged(board.id, stamp(now))
+            ctx.store.votes.set_nagged(board.id, stamp(now))
             report.append(f"{board.title_name}: vote nag to {' '.join(dict.fromkeys(nagged))}")
         if board.events:
-            ctx.store.set_vote_accepted(board.id, accepted)
+            ctx.store.votes.set_accepted(board.id, accepted)
             vote = board.vote()
             if accepted >= set(range(board.position.seats)):
                 execute_vote(ctx, board, vote)
@@ -143,7 +143,7 @@ def _clean_board(ctx, board_id, mode, report):
             f"{show_time(idle_since + forfeit_after)}, you will forfeit."
         )
         _nag(ctx, board, userid, text)
-        ctx.store.set_board_nagged(board.id, stamp(now))
+        ctx.store.boards.set_nagged(board.id, stamp(now))
         report.append(f"{board.title_name}: nag to {userid}")
 
 
@@ -168,8 +168,8 @@ def _nag(ctx, board, userid, text):
 
 def _archive(ctx, games, report):
     before = stamp(ctx.now - timedelta(days=ctx.config.number("timeouts.archive_days")))
-    for row in ctx.store.boards_to_archive(before, games):
-        ctx.store.archive_board(row["id"], stamp(ctx.now))
+    for row in ctx.store.boards.to_archive(before, games):
+        ctx.store.boards.archive(row["id"], stamp(ctx.now))
         game = ctx.server.games.get(row["game"])
         name = game.display_name if game else row["game"]
         report.append(f"{name} Board {row['number']}: archived")
@@ -179,11 +179,11 @@ def _end_used_up_vacations(ctx, report):
     from .commands.settings import vacation_body
 
     allowance = allowance_seconds(ctx.config)
-    for userid in ctx.store.users_on_vacation():
+    for userid in ctx.store.users.on_vacation():
         state = vacation_state(ctx.store, userid, ctx.now)
         if state.used_seconds < allowance:
             continue
-        ctx.store.end_vacation(userid, stamp(ctx.now), "allowance")
+        ctx.store.users.end_vacation(userid, stamp(ctx.now), "allowance")
         state = vacation_state(ctx.store, userid, ctx.now)
         note = f"Your vacation days for {ctx.now.year} are used up, so your vacation has ended."
         ctx.mail_user(
@@ -194,9 +194,9 @@ def _end_used_up_vacations(ctx, report):
 
 
 def _prune(ctx, report):
-    pruned = ctx.store.prune_inbox(stamp(ctx.now - INBOX_KEEP))
+    pruned = ctx.store.limits.prune_inbox(stamp(ctx.now - INBOX_KEEP))
     if pruned:
         report.append(f"{pruned} old inbox keys pruned")
-    stale = ctx.store.prune_rate_rows(stamp(ctx.now - 2 * DAY))
+    stale = ctx.store.limits.prune_rate_rows(stamp(ctx.now - 2 * DAY))
     if stale:
         report.append(f"{stale} stale rate-limit rows pruned")

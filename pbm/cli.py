@@ -110,7 +110,7 @@ def init(obj):
 
 def _migrate(config) -> int:
     from .plugins import get_migration_sets
-    from .storage import Store, core_migrations
+    from .store import Store, core_migrations
 
     sets = [core_migrations()] + get_migration_sets()
     config.home.mkdir(parents=True, exist_ok=True)
@@ -134,7 +134,7 @@ def migrate(obj, list_only):
         click.echo(f"{_migrate(config)} migrations applied")
         return
     from .plugins import get_migration_sets
-    from .storage import Store, core_migrations
+    from .store import Store, core_migrations
 
     sets = [core_migrations()] + get_migration_sets()
     store = Store.open(config.db_path)
@@ -153,7 +153,7 @@ def outbox():
 
 
 def _open_store(config):
-    from .storage import Store
+    from .store import Store
 
     if not config.db_path.exists():
         raise click.ClickException(f"No database at {config.db_path}: run `pbm init`")
@@ -181,7 +181,7 @@ def list_outbox(obj, show_all):
     """List queued and failed messages (with --all, sent ones too)."""
     store = _open_store(obj["config"])
     try:
-        rows = store.outbox_rows(None if show_all else ("pending", "sending", "failed"))
+        rows = store.outbox.rows(None if show_all else ("pending", "sending", "failed"))
     finally:
         store.close()
     for row in rows:
@@ -206,7 +206,7 @@ def retry(obj, row_id):
 
     store = _open_store(obj["config"])
     try:
-        if not store.outbox_reschedule(row_id, stamp(now())):
+        if not store.outbox.reschedule(row_id, stamp(now())):
             raise click.ClickException(f"No queued or failed message {row_id}")
         counts = deliver(store, obj["config"], [row_id])
     finally:
@@ -259,7 +259,7 @@ def ratings_rebuild(obj, games):
 
     store = _open_store(obj["config"])
     try:
-        chosen = [g.lower() for g in games] or store.result_games()
+        chosen = [g.lower() for g in games] or store.ratings.result_games()
         with store.write():
             count = rebuild(store, chosen)
     finally:

@@ -18,7 +18,7 @@ from .mailout import Mail, deliver, queue
 from .request import Request, Result
 from .plugins import GameCatalog, get_migration_sets
 from .security import hash_password, mask_secrets, needs_rehash, verify_password
-from .storage import Store, is_busy_or_full
+from .store import Store, is_busy_or_full
 from .templating import text_environment
 
 log = logging.getLogger("pbm.dispatch")
@@ -111,7 +111,7 @@ class Server:
 
     def execute(self, request: Request, early=None) -> Result:
         """Run one request; `early` is an EarlyCheck of its password already under way."""
-        if request.key and self.store.inbox_seen(request.key):
+        if request.key and self.store.limits.inbox_seen(request.key):
             return self._duplicate(request)
         try:
             parsed, grammar_error = parse(request.text, self.games, self._timeouts()), None
@@ -143,9 +143,9 @@ class Server:
         then the mail is delivered."""
         with self.store.write():
             if request.key:
-                if self.store.inbox_seen(request.key):
+                if self.store.limits.inbox_seen(request.key):
                     return Result(ok=True, duplicate=True)
-                self.store.inbox_add(request.key, stamp(now()))
+                self.store.limits.inbox_add(request.key, stamp(now()))
             ctx = Context(self, request, parsed, checks)
             if not self._over_rate_limit(ctx):
                 work(ctx)
@@ -156,7 +156,7 @@ class Server:
     def _duplicate(self, request: Request) -> Result:
         """A message seen before runs nothing, but finishes a delivery a crash cut short."""
         log.info("duplicate message %s skipped", request.key)
-        pending = self.store.outbox_pending_for(request.key)
+        pending = self.store.outbox.pending_for(request.key)
         if pending:
             deliver(self.store, self.config, pending)
         return Result(ok=True, duplicate=True)
@@ -169,8 +169,8 @@ class Server:
             return False
         limit = self.config.number("limits.commands_per_hour")
         moment = ctx.now
-        recent = self.store.rate_events("command", sender, stamp(moment - HOUR))
-        self.store.add_rate_event("command", sender, stamp(moment))
+        recent = self.store.limits.rate_events("command", sender, stamp(moment - HOUR))
+        self.store.limits.add_rate_event("command", sender, stamp(moment))
         if len(recent) < limit:
             return False
         if len(recent) == limit:
@@ -190,7 +190,7 @@ class Server:
         pair = parsed.auth_pair()
         if pair is not None:
             userid, password = pair
-            stored = self.store.password_hash(userid)
+            stored = self.store.users.password_hash(userid)
             verdict = early.verdict(userid, password, stored) if early is not None else None
             if verdict is None:
                 verdict = verify_password(stored, password)
@@ -270,7 +270,7 @@ class Context:
             self.refuse(error.message, board=error.board)
         # Failed logins outlive the refusal's rollback: they are what slows guessing down.
         for userid in self.failed_logins:
-            self.store.add_auth_failure(userid, self.sender_key, stamp(self.now))
+            self.store.limits.add_auth_failure(userid, self.sender_key, stamp(self.now))
 
     def fail(self, message: str, board: Board | None = None):
         raise CommandError(message, board)
@@ -322,11 +322,11 @@ class Context:
         userid = userid.lower()
         if self.sender_key:
             limit = self.config.number("limits.failed_logins_per_hour")
-            failures = self.store.auth_failures(userid, self.sender_key, stamp(self.now - HOUR))
+            failures = self.store.limits.auth_failures(userid, self.sender_key, stamp(self.now - HOUR))
             if len(failures) > limit:  # 7: "more than failed_logins_per_hour" locks the pair
                 again = show_time(parse_stamp(failures[-limit - 1]) + HOUR)
                 self.fail(f"Too many failed password attempts for {userid}; try again after {again}")
-        user = self.store.get_user(userid)
+        user = self.store.users.get(userid)
         active = user is not None and user["status"] == "active"
         stored = user["password_hash"] if active else None
         verdict = self.checks.get((userid, password, stored))
@@ -337,7 +337,7 @@ class Context:
                 self.failed_logins.append(userid)
             self.fail("Invalid userid entered" if not active else "Invalid password entered")
         if needs_rehash(stored):
-            self.store.set_password_hash(userid, hash_password(password))
+            self.store.users.set_password_hash(userid, hash_password(password))
         self.userid = userid
         return user
 
@@ -346,18 +346,18 @@ class Context:
         if not self.sender_key:
             return
         limit = self.config.number(f"limits.{limit_key}")
-        recent = self.store.rate_events(kind, self.sender_key, stamp(self.now - DAY))
+        recent = self.store.limits.rate_events(kind, self.sender_key, stamp(self.now - DAY))
         if len(recent) >= limit:
             again = show_time(parse_stamp(recent[-limit]) + DAY)
             self.fail(f"Too many {what} from {self.sender_key} today; try again after {again}")
-        self.store.add_rate_event(kind, self.sender_key, stamp(self.now))
+        self.store.limits.add_rate_event(kind, self.sender_key, stamp(self.now))
 
     def password_hash(self, password: str) -> str:
         """The hash made before the transaction, or one made now."""
         return self.checks.get(("new", password)) or hash_password(password)
 
     def load_board(self, number: int) -> Board:
-        row = self.store.get_board(self.game.name, number)
+        row = self.store.boards.get(self.game.name, number)
         if row is None:
             self.fail(f"{self.game.display_name} board {number} not found")
         return Board(self, row)
@@ -366,10 +366,10 @@ class Context:
         """A userid named without a password must exist."""
         from .grammar import with_suggestion
 
-        user = self.store.get_user(userid.lower())
+        user = self.store.users.get(userid.lower())
         if user is None or user["status"] != "active":
             self.fail(
-                with_suggestion(f'No such user "{userid}"', userid, self.store.active_userids())
+                with_suggestion(f'No such user "{userid}"', userid, self.store.users.active_userids())
             )
         return user
 
@@ -385,7 +385,7 @@ class Context:
 
     def mail_user(self, userid: str, subject: str, body: str, kind: str, addresses=None,
                   reply=False):
-        addresses = addresses if addresses is not None else self.store.addresses(userid)
+        addresses = addresses if addresses is not None else self.store.users.addresses(userid)
         if kind in CAPPED_KINDS and self._mail_cap_reached(userid):
             log.warning("mail cap: %s mail to %s not sent", kind, userid)
             return
@@ -396,7 +396,7 @@ class Context:
         limit = self.config.number("limits.mails_per_user_per_day")
         since = stamp(self.now - DAY)
         queued_now = sum(1 for m in self.mails if m.userid == userid and m.kind in CAPPED_KINDS)
-        return self.store.outbox_count_to_user(userid, CAPPED_KINDS, since) + queued_now >= limit
+        return self.store.outbox.count_to_user(userid, CAPPED_KINDS, since) + queued_now >= limit
 
     def mail_address(self, address: str, subject: str, body: str, kind: str):
         """A mail to an address of the configuration (broadcast list, operator)."""
@@ -429,7 +429,7 @@ class Context:
                 "mail/board.txt",
                 **self.board_context(board, userid, events=board.events, title=title),
             )
-            addresses = self.store.addresses(userid)
+            addresses = self.store.users.addresses(userid)
             self.mail_user(userid, subject, body, kind, addresses)
             recipients.extend(addresses)
         if spectator_to_sender and not self.sender_is_among(recipients):

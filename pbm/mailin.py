@@ -228,7 +228,7 @@ def start_password_check(config, text: str):
     from . import commands  # noqa: F401  (the command table says where passwords stand)
     from .grammar import password_of
     from .security import EarlyCheck
-    from .storage import Store
+    from .store import Store
 
     pair = password_of(text)
     if pair is None or not config.db_path.exists():
@@ -236,7 +236,7 @@ def start_password_check(config, text: str):
     try:
         store = Store.open(config.db_path)
         try:
-            stored = store.password_hash(pair[0])
+            stored = store.users.password_hash(pair[0])
         finally:
             store.close()
     except Exception:  # an unready database is for open_server to report; this only saves time

@@ -94,7 +94,7 @@ def envelope_sender(config) -> str:
 def queue(store, config, mail: Mail, in_reply_to=None, inbox_key=None) -> int:
     """Store the rendered message as an outbox row, in the caller's transaction."""
     message = compose(config, mail, in_reply_to)
-    return store.outbox_add(
+    return store.outbox.add(
         created_at=stamp(now()),
         kind=mail.kind,
         recipients=list(mail.to),
@@ -174,7 +174,7 @@ def deliver(store, config, row_ids) -> dict:
     while pending:
         batch, pending = pending, []
         moment = now()
-        rows = store.outbox_claim_many(
+        rows = store.outbox.claim_many(
             batch, _new_claim(moment), stamp(moment - STALE_CLAIM), claimer_is_gone
         )
         counts["skipped"] += len(batch) - len(rows)
@@ -221,7 +221,7 @@ def _deliver_to_maildir(store, config, rows, moment, counts) -> list[int]:
         else:
             written.append(row["id"])
     if written:
-        store.outbox_mark_sent_many(written, stamp(now()))
+        store.outbox.mark_sent_many(written, stamp(now()))
         counts["sent"] += len(written)
     return alerts
 
@@ -250,15 +250,15 @@ def _deliver_by_smtp(store, config, row, moment, counts) -> list[int]:
             alerts.extend(more)
             counts[outcome] += 1
         else:
-            store.outbox_narrow_recipients(
+            store.outbox.narrow_recipients(
                 row["id"], deferred, detail, stamp(next_attempt(row, moment))
             )
             counts["retry"] += 1
     elif len(rejected) == len(recipients):
-        store.outbox_mark_failed(row["id"], _describe(rejected))
+        store.outbox.mark_failed(row["id"], _describe(rejected))
         counts["failed"] += 1
     else:
-        store.outbox_mark_sent_many([row["id"]], stamp(now()))
+        store.outbox.mark_sent_many([row["id"]], stamp(now()))
         counts["sent"] += 1
     return alerts
 
@@ -272,13 +272,13 @@ def _retry_or_give_up(store, config, row, moment, error):
     if moment - parse_stamp(row["created_at"]) >= GIVE_UP_AFTER:
         return "failed", _give_up(store, config, row, f"gave up after 5 days: {error}")
     log.warning("outbox %s will be retried: %s", row["id"], error)
-    store.outbox_mark_retry(row["id"], stamp(next_attempt(row, moment)), error)
+    store.outbox.mark_retry(row["id"], stamp(next_attempt(row, moment)), error)
     return "retry", []
 
 
 def _give_up(store, config, row, error) -> list[int]:
     log.error("outbox %s failed for good: %s", row["id"], error)
-    store.outbox_mark_failed(row["id"], error)
+    store.outbox.mark_failed(row["id"], error)
     return _alert_operator(store, config, row, error)
 
 
@@ -309,4 +309,4 @@ def _alert_operator(store, config, row, error) -> list[int]:
 
 def flush(store, config) -> dict:
     """Deliver every row that is due (cron, `pbm outbox flush`)."""
-    return deliver(store, config, store.outbox_due(stamp(now())))
+    return deliver(store, config, store.outbox.due(stamp(now())))

@@ -12,7 +12,7 @@ def round_half_up(value: float) -> int:
 
 
 def _current(store, game, userid) -> dict:
-    row = store.rating(game, userid)
+    row = store.ratings.get(game, userid)
     if row is None:
         return {"rating": START_RATING, "games": 0, "won": 0, "lost": 0, "tied": 0}
     return row
@@ -49,7 +49,7 @@ def apply_result(store, result_id: int, game: str, seats) -> None:
         mine = before[userid]
         new = updated_rating(mine["rating"], mine["games"], score, opponent_rating, opponent_games)
         games = mine["games"] + 1
-        store.save_rating(
+        store.ratings.save(
             game,
             userid,
             new,
@@ -58,17 +58,17 @@ def apply_result(store, result_id: int, game: str, seats) -> None:
             mine["lost"] + (score == 0),
             mine["tied"] + (0 < score < 1),
         )
-        store.add_rating_change(
+        store.ratings.add_change(
             result_id, userid, mine["rating"], new, games < PROVISIONAL_GAMES
         )
 
 
 def rebuild(store, games) -> int:
     """Clear the derived tables and replay every rated result in order; results replayed."""
-    store.clear_ratings(games)
+    store.ratings.clear(games)
     count = 0
     for game in games:
-        for result in store.results(game, rated_only=True):
+        for result in store.ratings.results(game, rated_only=True):
             apply_result(
                 store, result["id"], game, [(s["userid"], s["score"]) for s in result["seats"]]
             )
@@ -81,7 +81,7 @@ def rating_lines(store, result) -> list[str]:
     if not result["rated"]:
         return ["This game was not rated."]
     lines = []
-    changes = {c["userid"]: c for c in store.rating_changes(result["id"])}
+    changes = {c["userid"]: c for c in store.ratings.changes(result["id"])}
     for userid in dict.fromkeys(s["userid"] for s in result["seats"]):
         change = changes.get(userid)
         if change is None:

@@ -67,12 +67,12 @@ class MailService:
         if request is not None and refusal is None:
             pair = password_of(request.text)
             if pair is not None:
-                stored = self._reader_store().password_hash(pair[0])
+                stored = self._reader_store().users.password_hash(pair[0])
                 early = EarlyCheck(*pair, stored, cache=self.passwords, background=False)
         return request, refusal, early
 
     def _reader_store(self):
-        from .storage import Store
+        from .store import Store
 
         if getattr(self._local, "store", None) is None:
             self._local.store = Store.open(self.config.db_path)

@@ -144,7 +144,7 @@ def personal_lines(board, viewer) -> list[str]:
     """What only this recipient is told: their queued move and queued resignation."""
     lines = []
     for seat in board.position.seats_of(viewer) if viewer else []:
-        pending = board.store.queued(board.id, seat)
+        pending = board.store.votes.queued(board.id, seat)
         if pending is None:
             continue
         if pending["move_text"] is not None:
@@ -205,7 +205,7 @@ def watch_lines(ctx, board) -> list[str]:
     if board.id is None:
         return []
     lines = []
-    subscribers = board.store.subscribers(board.id)
+    subscribers = board.store.watching.subscribers(board.id)
     if subscribers:
         lines.append(f"Subscribers: {' '.join(subscribers)}")
     notifiers = board.notifiers()

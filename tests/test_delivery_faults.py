@@ -14,7 +14,7 @@ from click.testing import CliRunner
 
 from pbm.cli import cli
 from pbm.mailout import RETRY_DELAYS, RETRY_LATER
-from pbm.storage import Store
+from pbm.store import Store
 
 
 class Relay:
@@ -70,7 +70,7 @@ def flush(harness):
 def outbox(harness):
     store = Store.open(harness.home / "pbm.db")
     try:
-        return store.outbox_rows()
+        return store.outbox.rows()
     finally:
         store.close()
 

@@ -73,7 +73,7 @@ def list_(ctx):
     """Lists the game types, or the boards of the named games."""
     games = ctx.server.games
     if not ctx.args:
-        counts = ctx.store.active_board_counts()
+        counts = ctx.store.boards.active_counts()
         lines = [
             f"{'Game':<16}{'Name':<16}{'Players':<9}Active boards",
         ] + [
@@ -89,7 +89,7 @@ def list_(ctx):
             ctx.fail(with_suggestion(f'Unknown game "{word}"', word, list(games)))
         chosen.append(game)
     for game in dict.fromkeys(chosen):
-        boards = [Board(ctx, row) for row in ctx.store.boards_of_game(game.name)]
+        boards = [Board(ctx, row) for row in ctx.store.boards.of_game(game.name)]
         _games_mail(ctx, game, boards, None)
 
 
@@ -167,7 +167,7 @@ def show(ctx):
     _check_mail_cap(ctx, len(requests))
     shown, not_shown = [], []
     for number, ply in requests:
-        row = ctx.store.get_board(ctx.game.name, number)
+        row = ctx.store.boards.get(ctx.game.name, number)
         if row is None:
             not_shown.append(f"{number} (not found)")
             continue
@@ -212,7 +212,7 @@ def _show_board(ctx, board, ply, viewer=None, view=None):
     extra = []
     if viewer is not None and board.active:
         for seat in board.position.seats_of(viewer):
-            submission = ctx.store.submission(board.id, seat)
+            submission = ctx.store.votes.submission(board.id, seat)
             if submission is not None:
                 extra.append(f"You have submitted this move, not yet confirmed: {submission['move_text']}")
     body = ctx.render(
@@ -252,7 +252,7 @@ def _select(ctx, args, default, userids=(), game=None):
         ctx.fail("The next selector needs at least one userid")
     if selector == "tournament":
         return []
-    rows = ctx.store.boards_of_game(game.name, userids, include_archived=selector == "archived")
+    rows = ctx.store.boards.of_game(game.name, userids, include_archived=selector == "archived")
     boards = []
     for row in rows:
         if selector == "active" and row["status"] != "active":

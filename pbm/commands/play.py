@@ -35,7 +35,7 @@ def challenge(ctx):
         problems.append(f"At most {game.max_players} players can play")
     known = []
     for userid in dict.fromkeys(userids):
-        user = ctx.store.get_user(userid) if is_valid_userid(userid) else None
+        user = ctx.store.users.get(userid) if is_valid_userid(userid) else None
         if user is None or user["status"] != "active":
             problems.append(f"Unknown userid: {userid}")
         else:
@@ -48,13 +48,13 @@ def challenge(ctx):
     day_limit = ctx.config.number("limits.boards_per_user_per_day")
     since = stamp(ctx.now - timedelta(days=1))
     for userid in known:
-        if ctx.store.count_boards_started_since(userid, since) >= day_limit:
+        if ctx.store.boards.count_started_since(userid, since) >= day_limit:
             problems.append(f"{userid} has been given {day_limit} new boards today; try tomorrow")
     for userid in known:
-        limit = ctx.store.challenge_limit(game.name, userid)
+        limit = ctx.store.users.challenge_limit(game.name, userid)
         if limit is None:
             continue
-        active = ctx.store.count_active_boards(game.name, userid)
+        active = ctx.store.boards.count_active(game.name, userid)
         if limit == 0:
             problems.append(f"{userid} is not accepting {game.display_name} challenges")
             if active == 0:
@@ -65,13 +65,13 @@ def challenge(ctx):
             )
     if problems:
         for userid in refusing:
-            ctx.store.set_inactive_flag(game.name, userid, True)
+            ctx.store.users.set_inactive_flag(game.name, userid, True)
         ctx.refuse("\n".join(problems), subject="Invalid challenge")
         return
     ctx.check_daily_limit("challenge", "challenges_per_day", "challenges")
     board = create_board(ctx, game, userids, options)
     for userid in set(userids):
-        ctx.store.decrement_seeking(game.name, userid)
+        ctx.store.users.decrement_seeking(game.name, userid)
     intro = f"A new {game.display_name} board ({board.number}) has been started."
     first = board.on_move_userid()
     subject = f"New {board.title_name}" + (f" {first}" if first else "")
@@ -82,9 +82,9 @@ def challenge(ctx):
 def create_board(ctx, game, userids, options) -> Board:
     defaults = ctx.server.timeout_defaults()
     server_options = ctx.parsed.server_options
-    board_id = ctx.store.create_board(
+    board_id = ctx.store.boards.create(
         game=game.name,
-        number=ctx.store.next_board_number(game.name),
+        number=ctx.store.boards.next_number(game.name),
         options=options,
         seed=secrets.randbits(63),
         nag_days=server_options.get("nag_days", defaults["nag_days"]),
@@ -94,10 +94,10 @@ def create_board(ctx, game, userids, options) -> Board:
         userids=userids,
         rated=game.is_rated(options),
     )
-    for userid in ctx.store.subscribe_all_users(game.name):
+    for userid in ctx.store.watching.subscribe_all_users(game.name):
         if userid not in userids:
-            ctx.store.subscribe(board_id, userid)
-    board = Board(ctx, ctx.store.board_by_id(board_id))
+            ctx.store.watching.subscribe(board_id, userid)
+    board = Board(ctx, ctx.store.boards.by_id(board_id))
     board.set_comment("Challenger", ctx.request.body)
     board.settle()
     return board
@@ -271,9 +271,9 @@ def after_ply(ctx, board, comment):
 
 def toggle_pending_resignation(ctx, board, seat):
     """Out of turn, resign is queued for the user's next turn; resigning again cancels it."""
-    pending = ctx.store.queued(board.id, seat)
+    pending = ctx.store.votes.queued(board.id, seat)
     now_pending = not (pending is not None and pending["resign"])
-    ctx.store.set_pending_resignation(board.id, seat, now_pending)
+    ctx.store.votes.set_pending_resignation(board.id, seat, now_pending)
     if now_pending:
         text = (
             "Your resignation is queued and takes effect on your next turn.\n"
@@ -302,7 +302,7 @@ def forfeit_for_departure(ctx, row, userid):
     """A deleted account forfeits every seat it still plays on the board, one at a time:
     a withdrawal renumbers the seats and sets the plies aside, so look again each time."""
     while True:
-        row = ctx.store.board_by_id(row["id"])
+        row = ctx.store.boards.by_id(row["id"])
         if row["status"] != "active":
             return
         board = Board(ctx, row)
@@ -319,13 +319,13 @@ def withdraw(ctx, board, seat):
     at = stamp(ctx.now)
     audience = board.audience()
     remaining = [u for s, u in enumerate(board.seat_userids) if s != seat]
-    ctx.store.undo_all_moves(board.id, at)
-    ctx.store.clear_queues(board.id)
-    ctx.store.audit(at, "withdrawal", game=game.name, board=board.number, userid=userid)
-    if ctx.store.count_active_boards(game.name, userid, except_board=board.id) == 0:
-        ctx.store.set_inactive_flag(game.name, userid, True)
+    ctx.store.boards.undo_all_plies(board.id, at)
+    ctx.store.votes.clear_queues(board.id)
+    ctx.store.limits.audit(at, "withdrawal", game=game.name, board=board.number, userid=userid)
+    if ctx.store.boards.count_active(game.name, userid, except_board=board.id) == 0:
+        ctx.store.users.set_inactive_flag(game.name, userid, True)
     if len(remaining) < game.min_players:
-        ctx.store.set_board_status(board.id, "removed")
+        ctx.store.boards.set_status(board.id, "removed")
         event = (
             f"{userid} has declined to play. Too few players are left, so the board has been "
             "removed."
@@ -335,7 +335,7 @@ def withdraw(ctx, board, seat):
         for recipient in dict.fromkeys(audience + [userid]):
             ctx.mail_user(recipient, subject, body, "board")
         return
-    ctx.store.set_seat_userids(board.id, remaining)
+    ctx.store.boards.set_seat_userids(board.id, remaining)
     board.reload()
     board.events.append(f"{userid} has decided not to play. The game has been re-started.")
     board.settle()

@@ -14,14 +14,14 @@ SECTIONS = (
 
 
 def _players(ctx, game):
-    ratings = {r["userid"]: r for r in ctx.store.ratings_of_game(game.name)}
-    settings = {s["userid"]: s for s in ctx.store.all_challenge_settings(game.name)}
+    ratings = {r["userid"]: r for r in ctx.store.ratings.of_game(game.name)}
+    settings = {s["userid"]: s for s in ctx.store.users.all_challenge_settings(game.name)}
     players = []
-    for userid in ctx.store.standings_userids(game.name):
+    for userid in ctx.store.ratings.standings_userids(game.name):
         rating = ratings.get(userid) or {"rating": START_RATING, "games": 0, "won": 0, "lost": 0,
                                           "tied": 0}
         setting = settings.get(userid) or {"max_active": None, "seeking": 0, "inactive": 0}
-        active = str(ctx.store.count_active_boards(game.name, userid))
+        active = str(ctx.store.boards.count_active(game.name, userid))
         if setting["max_active"] == 0:
             active += "/reject"
         elif setting["max_active"] is not None:
@@ -76,7 +76,7 @@ def history(ctx):
     for userid in wanted:
         ctx.require_user(userid)
     lines = []
-    for result in ctx.store.results(game.name, rated_only=True):
+    for result in ctx.store.ratings.results(game.name, rated_only=True):
         userids = [s["userid"] for s in result["seats"]]
         if wanted and not wanted & set(userids):
             continue

@@ -29,12 +29,12 @@ def vote(ctx, board, word, playing):
             if _last_decided_ply(board) is None:
                 ctx.fail("There is no move to undo", board)
         accepted = set(board.position.seats_of(ctx.userid)) | _departed_seats(board)
-        ctx.store.start_vote(board.id, kind, ctx.userid, _stamp(ctx), accepted)
+        ctx.store.votes.start(board.id, kind, ctx.userid, _stamp(ctx), accepted)
         pending = board.vote()
     elif pending is None:
         ctx.fail("Nothing has been proposed. Please move or propose a draw or undo.", board)
     elif word == "reject":
-        ctx.store.end_vote(board.id)
+        ctx.store.votes.end(board.id)
         board.events.append(f"{ctx.userid} has rejected the {VOTE_NAMES[pending['kind']]}.")
         _finish_vote_command(ctx, board)
         return
@@ -43,7 +43,7 @@ def vote(ctx, board, word, playing):
         if mine <= set(pending["accepted"]):
             ctx.fail("You have already accepted", board)
         accepted = set(pending["accepted"]) | mine | _departed_seats(board)
-        ctx.store.set_vote_accepted(board.id, accepted)
+        ctx.store.votes.set_accepted(board.id, accepted)
         board.events.append(f"{ctx.userid} has accepted the {VOTE_NAMES[pending['kind']]}.")
         pending = board.vote()
     if set(pending["accepted"]) >= set(range(board.position.seats)):
@@ -90,15 +90,15 @@ def pending_line(board, pending) -> str:
 
 def execute_vote(ctx, board, pending):
     """Everyone said yes: a draw ends the game as a tie, an undo takes the last move back."""
-    ctx.store.end_vote(board.id)
+    ctx.store.votes.end(board.id)
     if pending["kind"] == "draw":
         board.events.append("The players have agreed to a draw.")
         board.finish(Outcome(winners=()), reason="the players agreed to a draw")
         board.save_snapshot()
         return
     taken = _last_decided_ply(board)
-    ctx.store.undo_plies_from(board.id, taken["ply"], _stamp(ctx))
-    ctx.store.audit(_stamp(ctx), "undo", game=board.game.name, board=board.number,
+    ctx.store.boards.undo_plies_from(board.id, taken["ply"], _stamp(ctx))
+    ctx.store.limits.audit(_stamp(ctx), "undo", game=board.game.name, board=board.number,
                     detail={"ply": taken["ply"], "text": taken["text"]})
     board.reload()
     board.save_snapshot()
