@@ -1,12 +1,14 @@
 """A board inside a command's transaction: load, play plies, automatic steps, finish."""
 
 import json
+from dataclasses import replace
 
 from .config import seconds_between, stamp
 from .game import MoveError
 from .grammar import DIGITS_RE
 from .position import FORFEITED, PLAYING, RESIGNED, canonical_ply, replay, scores
 from .ratings import apply_result
+from .store.records import BoardRecord, PlyRecord
 
 MAX_AUTOMATIC_ROUNDS = 1000
 VOTE_NAMES = {"draw": "draw proposal", "undo": "undo request"}
@@ -21,16 +23,16 @@ class Board:
         self.ctx = ctx
         self.store = ctx.store
         self.row = row
-        self.game = ctx.server.game_for_board(row["game"])
-        self.options = json.loads(row["options"])
-        stored = row["id"] is not None
-        self.seat_userids = self.store.boards.seat_userids(row["id"]) if stored else seat_userids
-        self.plies = self.store.boards.plies(row["id"]) if stored else list(plies or [])
+        self.game = ctx.server.game_for_board(row.game)
+        self.options = json.loads(row.options)
+        stored = row.id is not None
+        self.seat_userids = self.store.boards.seat_userids(row.id) if stored else seat_userids
+        self.plies = self.store.boards.plies(row.id) if stored else list(plies or [])
         snapshot = None
-        if row["snapshot_state"] is not None:
-            snapshot = (row["snapshot_ply"], json.loads(row["snapshot_state"]))
+        if row.snapshot_state is not None:
+            snapshot = (row.snapshot_ply, json.loads(row.snapshot_state))
         self.position = replay(
-            self.game, self.options, self.seat_userids, row["seed"], self.plies, snapshot=snapshot
+            self.game, self.options, self.seat_userids, row.seed, self.plies, snapshot=snapshot
         )
         self.events: list[str] = []  # what happened in this run, for the board mails
         self.auto_from: int | None = None  # first ply the automatic steps made in this run
@@ -44,28 +46,28 @@ class Board:
     def unsaved(cls, ctx, game, options, userids, number):
         """A board that lives only in this command: `preview new`."""
         moment = stamp(ctx.now)
-        row = {
-            "id": None, "game": game.name, "number": number, "status": "active",
-            "options": json.dumps(options), "seed": 0, "created_at": moment,
-            "last_move_at": moment, "nag_days": 0, "forfeit_days": 0, "total_days": 0,
-            "comment_author": None, "comment_text": None, "archived_at": None,
-            "snapshot_state": None, "snapshot_ply": None, "rated": 0, "finished_at": None,
-        }
+        row = BoardRecord(
+            id=None, game=game.name, number=number, status="active",
+            options=json.dumps(options), seed=0, created_at=moment,
+            last_move_at=moment, nag_days=0, forfeit_days=0, total_days=0,
+            comment_author=None, comment_text=None, comment_at=None, archived_at=None,
+            snapshot_state=None, snapshot_ply=None, rated=0, finished_at=None, last_nag_at=None,
+        )
         return cls(ctx, row, seat_userids=userids)
 
     # -- facts ---------------------------------------------------------------------
 
     @property
     def id(self) -> int:
-        return self.row["id"]
+        return self.row.id
 
     @property
     def number(self) -> int:
-        return self.row["number"]
+        return self.row.number
 
     @property
     def active(self) -> bool:
-        return self.row["status"] == "active"
+        return self.row.status == "active"
 
     @property
     def title_name(self) -> str:
@@ -107,33 +109,33 @@ class Board:
 
     # -- plies -----------------------------------------------------------------------
 
-    def play(self, seat: int, kind: str, text: str, auto: bool = False) -> dict:
+    def play(self, seat: int, kind: str, text: str, auto: bool = False) -> PlyRecord:
         """Append one ply; any ply cancels a pending vote and every submission."""
         moment = self.ctx.now
-        charged = 0 if auto else seconds_between(self.row["last_move_at"], moment)
-        ply = {
-            "ply": self.position.move_number,
-            "seat": seat,
-            "userid": self.position.holders[seat],
-            "kind": kind,
-            "text": text,
-            "auto": int(auto),
-            "charged": charged,
-            "created_at": stamp(moment),
-        }
-        self.store.boards.append_ply(
-            self.id, ply=ply["ply"], seat=seat, userid=ply["userid"], kind=kind, text=text,
-            auto=auto, charged=charged, at=ply["created_at"],
+        charged = 0 if auto else seconds_between(self.row.last_move_at, moment)
+        ply = PlyRecord(
+            ply=self.position.move_number,
+            seat=seat,
+            userid=self.position.holders[seat],
+            kind=kind,
+            text=text,
+            auto=int(auto),
+            charged=charged,
+            created_at=stamp(moment),
         )
-        self.row["last_move_at"] = ply["created_at"]
+        self.store.boards.append_ply(
+            self.id, ply=ply.ply, seat=seat, userid=ply.userid, kind=kind, text=text,
+            auto=auto, charged=charged, at=ply.created_at,
+        )
+        self.row = replace(self.row, last_move_at=ply.created_at)
         self.position.apply(ply)
         self.plies = self.position.plies
         if auto and self.auto_from is None:
-            self.auto_from = ply["ply"]
+            self.auto_from = ply.ply
         vote = self.vote()
         if vote is not None:
             self.store.votes.end(self.id)
-            self.events.append(f"The pending {VOTE_NAMES[vote['kind']]} has been cancelled.")
+            self.events.append(f"The pending {VOTE_NAMES[vote.kind]} has been cancelled.")
         self.store.votes.drop_submissions(self.id)
         return ply
 
@@ -153,17 +155,17 @@ class Board:
 
     def set_comment(self, author: str, body: str):
         at = stamp(self.ctx.now)
-        if self._commented and self.row["comment_text"]:
+        if self._commented and self.row.comment_text:
             self.earlier_comments.append(
-                {"author": self.row["comment_author"], "text": self.row["comment_text"]}
+                {"author": self.row.comment_author, "text": self.row.comment_text}
             )
         self._commented = True
         if body.strip():
             self.store.boards.set_comment(self.id, author, body, at)
-            self.row.update(comment_author=author, comment_text=body, comment_at=at)
+            self.row = replace(self.row, comment_author=author, comment_text=body, comment_at=at)
         else:
             self.store.boards.set_comment(self.id, None, None, None)
-            self.row.update(comment_author=None, comment_text=None, comment_at=None)
+            self.row = replace(self.row, comment_author=None, comment_text=None, comment_at=None)
 
     def resign(self, seat: int, kind: str = "resign", auto: bool = False):
         """A resignation or forfeit ply; the user goes on watching as a subscriber."""
@@ -191,12 +193,12 @@ class Board:
                 self.play(seat, "pass", "pass", auto=True)
                 continue
             pending = self.store.votes.queued(self.id, seat)
-            if pending is not None and pending["resign"]:
+            if pending is not None and pending.resign:
                 userid = self.position.holders[seat]
                 self.resign(seat, auto=True)
                 self.events.append(f"{userid} has resigned.")
                 continue
-            if pending is not None and pending["move_text"] is not None:
+            if pending is not None and pending.move_text is not None:
                 self.store.votes.clear_queued_move(self.id, seat)
                 if self._play_queued(seat, pending):
                     continue
@@ -208,8 +210,8 @@ class Board:
 
     def _play_queued(self, seat: int, pending) -> bool:
         userid = self.position.holders[seat]
-        text = pending["move_text"]
-        error = self.guard_error(text, pending["guard"])
+        text = pending.move_text
+        error = self.guard_error(text, pending.guard)
         if error is None:
             try:
                 self.play_text(seat, text, auto=True)
@@ -219,8 +221,8 @@ class Board:
             self.events.append(f"{userid}'s queued move was illegal and has been discarded.")
             self.ctx.queued_move_failed(self, userid, text, error)
             return False
-        if pending["comment"]:
-            self.set_comment(userid, pending["comment"])
+        if pending.comment:
+            self.set_comment(userid, pending.comment)
         return True
 
     # -- the end -----------------------------------------------------------------------
@@ -236,9 +238,9 @@ class Board:
     def finish(self, outcome, reason: str | None = None):
         moment = stamp(self.ctx.now)
         self.store.boards.set_status(self.id, "finished", finished_at=moment)
-        self.row.update(status="finished", finished_at=moment)
+        self.row = replace(self.row, status="finished", finished_at=moment)
         holders = self.position.holders
-        rated = bool(self.row["rated"]) and len(set(holders)) >= 2 and self.game.is_rated(self.options)
+        rated = bool(self.row.rated) and len(set(holders)) >= 2 and self.game.is_rated(self.options)
         seats = list(zip(holders, scores(self.position, outcome)))
         result_id = self.store.ratings.add_result(
             game=self.game.name,

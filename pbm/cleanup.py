@@ -23,8 +23,8 @@ def run_cleanup(server, games=None, mode="full", dry_run=False) -> list[str]:
     report: list[str] = []
     for row in server.store.boards.active(games):
         _in_transaction(
-            server, dry_run, lambda ctx, board_id=row["id"]: _clean_board(ctx, board_id, mode, report),
-            report, f"board {row['game']} {row['number']}",
+            server, dry_run, lambda ctx, board_id=row.id: _clean_board(ctx, board_id, mode, report),
+            report, f"board {row.game} {row.number}",
         )
     if mode == "full":
         _in_transaction(server, dry_run, lambda ctx: _archive(ctx, games, report), report, "archiving")
@@ -75,23 +75,23 @@ def _clean_board(ctx, board_id, mode, report):
 
     # Read again inside the transaction: a move may have come in since the listing.
     row = ctx.store.boards.by_id(board_id)
-    if row["status"] != "active":
+    if row.status != "active":
         return
     board = Board(ctx, row)
     now = ctx.now
-    nag_after = timedelta(days=row["nag_days"])
-    forfeit_after = timedelta(days=row["forfeit_days"])
+    nag_after = timedelta(days=row.nag_days)
+    forfeit_after = timedelta(days=row.forfeit_days)
     seat = board.position.to_move()
     if mode == "full" and seat is not None and total_time_exceeded(ctx, board, seat):
         userid = board.position.holders[seat]
         leave(ctx, board, seat, "forfeit",
-              f"{userid} forfeits: exceeded the total time limit of {row['total_days']} days.")
+              f"{userid} forfeits: exceeded the total time limit of {row.total_days} days.")
         report.append(f"{board.title_name}: {userid} forfeits (total time)")
         return
     vote = board.vote()
     if vote is not None:
-        created = parse_stamp(vote["created_at"])
-        accepted = set(vote["accepted"])
+        created = parse_stamp(vote.created_at)
+        accepted = set(vote.accepted)
         nagged = []
         for s in range(board.position.seats):
             if s in accepted:
@@ -103,12 +103,12 @@ def _clean_board(ctx, board_id, mode, report):
             start = max(created, state.returned_at or created)
             if mode == "full" and now - start >= forfeit_after:
                 accepted.update(board.position.seats_of(userid))
-                board.events.append(f"{userid} auto-accepts after {row['forfeit_days']} days.")
-                report.append(f"{board.title_name}: {userid} auto-accepts the {VOTE_NAMES[vote['kind']]}")
-            elif now - created >= nag_after and _may_nag(vote["last_nag_at"], None, now):
+                board.events.append(f"{userid} auto-accepts after {row.forfeit_days} days.")
+                report.append(f"{board.title_name}: {userid} auto-accepts the {VOTE_NAMES[vote.kind]}")
+            elif now - created >= nag_after and _may_nag(vote.last_nag_at, None, now):
                 deadline = start + forfeit_after
                 text = (
-                    f"You still have to accept or reject the {VOTE_NAMES[vote['kind']]} on "
+                    f"You still have to accept or reject the {VOTE_NAMES[vote.kind]} on "
                     f"{board.title_name}. If you do not answer by {show_time(deadline)}, you will "
                     "accept it automatically."
                 )
@@ -130,13 +130,13 @@ def _clean_board(ctx, board_id, mode, report):
     state = vacation_state(ctx.store, userid, now)
     if state.on:
         return
-    last_move = parse_stamp(row["last_move_at"])
+    last_move = parse_stamp(row.last_move_at)
     idle_since = max(last_move, state.returned_at or last_move)
     if mode == "full" and now - idle_since >= forfeit_after:
         leave(ctx, board, seat, "forfeit",
-              f"{userid} forfeits: no move in {row['forfeit_days']} days.")
+              f"{userid} forfeits: no move in {row.forfeit_days} days.")
         report.append(f"{board.title_name}: {userid} forfeits (no move)")
-    elif now - last_move >= nag_after and _may_nag(row["last_nag_at"], row["last_move_at"], now):
+    elif now - last_move >= nag_after and _may_nag(row.last_nag_at, row.last_move_at, now):
         text = (
             f"It is your move on {board.title_name}. You have not moved in "
             f"{_days(now - last_move)} days. If you do not move by "
@@ -169,10 +169,10 @@ def _nag(ctx, board, userid, text):
 def _archive(ctx, games, report):
     before = stamp(ctx.now - timedelta(days=ctx.config.number("timeouts.archive_days")))
     for row in ctx.store.boards.to_archive(before, games):
-        ctx.store.boards.archive(row["id"], stamp(ctx.now))
-        game = ctx.server.games.get(row["game"])
-        name = game.display_name if game else row["game"]
-        report.append(f"{name} Board {row['number']}: archived")
+        ctx.store.boards.archive(row.id, stamp(ctx.now))
+        game = ctx.server.games.get(row.game)
+        name = game.display_name if game else row.game
+        report.append(f"{name} Board {row.number}: archived")
 
 
 def _end_used_up_vacations(ctx, report):

@@ -1,6 +1,5 @@
 """The `pbm` command: the command grammar on the command line, and operator subcommands."""
 
-import json
 import os
 import secrets
 import sys
@@ -185,12 +184,12 @@ def list_outbox(obj, show_all):
     finally:
         store.close()
     for row in rows:
-        to = ", ".join(json.loads(row["recipients"]))
-        line = f"{row['id']:>6}  {row['status']:<8} {row['attempts']:>2}  {row['created_at']}  {row['kind']:<8} {to}"
-        if row["status"] == "pending" and row["attempts"]:
-            line += f"  next {row['next_attempt_at']}"
-        if row["last_error"]:
-            line += f"  [{row['last_error']}]"
+        to = ", ".join(row.recipients)
+        line = f"{row.id:>6}  {row.status:<8} {row.attempts:>2}  {row.created_at}  {row.kind:<8} {to}"
+        if row.status == "pending" and row.attempts:
+            line += f"  next {row.next_attempt_at}"
+        if row.last_error:
+            line += f"  [{row.last_error}]"
         click.echo(line)
     if not rows:
         click.echo("The outbox is empty.")

@@ -327,8 +327,8 @@ class Context:
                 again = show_time(parse_stamp(failures[-limit - 1]) + HOUR)
                 self.fail(f"Too many failed password attempts for {userid}; try again after {again}")
         user = self.store.users.get(userid)
-        active = user is not None and user["status"] == "active"
-        stored = user["password_hash"] if active else None
+        active = user is not None and user.status == "active"
+        stored = user.password_hash if active else None
         verdict = self.checks.get((userid, password, stored))
         if verdict is None:
             verdict = verify_password(stored, password)
@@ -367,7 +367,7 @@ class Context:
         from .grammar import with_suggestion
 
         user = self.store.users.get(userid.lower())
-        if user is None or user["status"] != "active":
+        if user is None or user.status != "active":
             self.fail(
                 with_suggestion(f'No such user "{userid}"', userid, self.store.users.active_userids())
             )
@@ -416,7 +416,7 @@ class Context:
     def board_subject(self, board) -> str:
         on_move = board.on_move_userid() if board.active else None
         subject = board.title_name + (f" {on_move}" if on_move else "")
-        return subject + (" **" if board.row["comment_text"] else "")
+        return subject + (" **" if board.row.comment_text else "")
 
     def announce(self, board, *, subject=None, title=None, spectator_to_sender=False,
                  kind="board"):

@@ -27,8 +27,8 @@ def vacation_state(store, userid: str, now: datetime) -> VacationState:
     since = returned = None
     used = 0
     for period in store.users.vacations(userid):
-        started = parse_stamp(period["started_at"])
-        ended = parse_stamp(period["ended_at"]) if period["ended_at"] else None
+        started = parse_stamp(period.started_at)
+        ended = parse_stamp(period.ended_at) if period.ended_at else None
         if ended is None:
             since = started
         else:

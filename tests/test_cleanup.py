@@ -231,7 +231,7 @@ def test_one_failing_board_does_not_stop_the_run(harness, clock, monkeypatch):
     real = pbm.cleanup._clean_board
 
     def broken_first(ctx, board_id, mode, report):
-        if ctx.store.boards.by_id(board_id)["number"] == 101:
+        if ctx.store.boards.by_id(board_id).number == 101:
             raise RuntimeError("a plugin bug")
         real(ctx, board_id, mode, report)
 

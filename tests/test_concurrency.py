@@ -97,10 +97,10 @@ def test_concurrent_mail_keeps_every_board_consistent(project_env, tmp_path):
     assert store.integrity_check() == "ok"
     for b, script in enumerate(boards):
         row = store.boards.get("knightpanic", 101 + b)
-        plies = store.boards.plies(row["id"])
-        assert [p["text"] for p in plies] == script, "the log is exactly the accepted moves"
-        assert [p["ply"] for p in plies] == list(range(1, PLIES + 1))
-        assert row["snapshot_ply"] == PLIES
+        plies = store.boards.plies(row.id)
+        assert [p.text for p in plies] == script, "the log is exactly the accepted moves"
+        assert [p.ply for p in plies] == list(range(1, PLIES + 1))
+        assert row.snapshot_ply == PLIES
 
     by_tag = {}
     for path in (home / "outbox" / "new").iterdir():

@@ -28,7 +28,7 @@ def state_of(home, number, key):
     try:
         assert store.integrity_check() == "ok"
         board = store.boards.get("lox", number)
-        plies = store.boards.plies(board["id"])
+        plies = store.boards.plies(board.id)
         rows = [r for r in store._rows("SELECT id, status, inbox_key FROM outbox WHERE inbox_key = ?", (key,))]
         return plies, store.limits.inbox_seen(key), rows
     finally:
@@ -73,19 +73,19 @@ def test_a_killed_handler_leaves_all_or_nothing(project_env, tmp_path):
 
         plies, seen, rows = state_of(home, 101, f"{key}@race.example")
         if seen:
-            assert [p["text"] for p in plies] == script[:ply], "the move committed with its key"
+            assert [p.text for p in plies] == script[:ply], "the move committed with its key"
             assert len(rows) == 2, "and with its two board mails"
             delivered = all(r["status"] == "sent" for r in rows)
             outcomes["delivered" if delivered else "committed"] += 1
         else:
-            assert [p["text"] for p in plies] == script[: ply - 1], "nothing of it committed"
+            assert [p.text for p in plies] == script[: ply - 1], "nothing of it committed"
             assert rows == []
             outcomes["nothing"] += 1
 
         again = pipe(project_env, raw)
         assert again.returncode == 0
         plies, seen, rows = state_of(home, 101, f"{key}@race.example")
-        assert seen and [p["text"] for p in plies] == script[:ply]
+        assert seen and [p.text for p in plies] == script[:ply]
         assert len(rows) == 2 and all(r["status"] == "sent" for r in rows)
         files = sorted((home / "outbox" / "new").iterdir())
         assert sum(f.name in {f"{r['id']:010d}.pbm" for r in rows} for f in files) == 2
@@ -123,7 +123,7 @@ def test_a_crash_between_commit_and_delivery_is_finished_by_redelivery(harness, 
     assert len(harness.outbox_files()) == before + 2
     assert store.outbox.pending_for("crash-1@example.org") == []
     board = store.boards.get("knightpanic", 101)
-    assert [p["text"] for p in store.boards.plies(board["id"])] == ["c1-e5"]
+    assert [p.text for p in store.boards.plies(board.id)] == ["c1-e5"]
 
 
 def test_a_claim_outlives_its_process_only_while_it_runs():

@@ -105,6 +105,6 @@ def test_hostile_corpus(project_env, home):
     users = {r["userid"] for r in store._rows("SELECT userid FROM users")}
     assert users == {"alice", "bob", "sqlpw", "shellpw"}
     board = store.boards.get("knightpanic", 101)
-    assert store.boards.plies(board["id"]) == [] and board["status"] == "active"
+    assert store.boards.plies(board.id) == [] and board.status == "active"
     assert {r["name"] for r in store._rows("SELECT name FROM sqlite_master WHERE type='table'")} >= {
         "users", "moves", "boards"}

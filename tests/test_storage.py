@@ -3,10 +3,13 @@
 import ast
 import json
 import re
+from dataclasses import FrozenInstanceError
 from pathlib import Path
 
+import pytest
+
 from pbm.position import replay
-from pbm.store import Store
+from pbm.store import BoardRecord, PlyRecord, Store, UserRecord
 from tests.conftest import ROOT
 
 
@@ -32,16 +35,33 @@ def test_every_snapshot_equals_a_replay_of_the_log(harness):
     store = Store.open(harness.home / "pbm.db")
     checked = 0
     for row in store.boards.all():
-        game = games[row["game"]]
+        game = games[row.game]
         position = replay(
-            game, json.loads(row["options"]), store.boards.seat_userids(row["id"]), row["seed"],
-            store.boards.plies(row["id"]),
+            game, json.loads(row.options), store.boards.seat_userids(row.id), row.seed,
+            store.boards.plies(row.id),
         )
-        assert row["snapshot_ply"] == position.plies_made
-        assert json.loads(row["snapshot_state"]) == position.state
+        assert row.snapshot_ply == position.plies_made
+        assert json.loads(row.snapshot_state) == position.state
         checked += 1
     assert checked == 4
     assert store.integrity_check() == "ok"
+
+
+def test_rows_are_frozen_records_and_a_column_added_later_is_not_seen(harness):
+    play_some_boards(harness)
+    store = Store.open(harness.home / "pbm.db")
+    store.conn.execute("ALTER TABLE boards ADD COLUMN added_by_a_later_migration TEXT")
+    board = store.boards.get("knightpanic", 101)
+    assert isinstance(board, BoardRecord) and (board.game, board.number) == ("knightpanic", 101)
+    assert not hasattr(board, "added_by_a_later_migration")
+    with pytest.raises(FrozenInstanceError):
+        board.status = "finished"
+    plies = store.boards.plies(board.id)
+    assert all(isinstance(p, PlyRecord) for p in plies)
+    assert [(p.ply, p.userid, p.text) for p in plies] == [
+        (1, "alice", "c1-a5"), (2, "bob", "a7-c3"), (3, "alice", "g1-e5")]
+    assert isinstance(store.users.get("alice"), UserRecord)
+    harness.ok("knightpanic move 101 bob secret c7-e3")
 
 
 def test_a_dropped_or_stale_snapshot_changes_nothing(harness):

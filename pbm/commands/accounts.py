@@ -163,8 +163,8 @@ def signoff(ctx):
     addresses = ctx.store.users.addresses(userid)
     forfeited = []
     for row in ctx.store.boards.active_of_user(userid):
-        game = ctx.server.game_for_board(row["game"])
-        forfeited.append(f"{game.display_name} board {row['number']}")
+        game = ctx.server.game_for_board(row.game)
+        forfeited.append(f"{game.display_name} board {row.number}")
         forfeit_for_departure(ctx, row, userid)
     ctx.store.users.delete(userid, stamp(ctx.now))
     ctx.store.limits.audit(stamp(ctx.now), "delete", userid=userid, detail={"boards": forfeited})

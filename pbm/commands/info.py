@@ -207,14 +207,14 @@ def _show_board(ctx, board, ply, viewer=None, view=None):
     if ply is not None and ply != board.position.plies_made:
         title += f" after move {ply}"
         position = replay(
-            board.game, board.options, board.seat_userids, board.row["seed"], board.plies, upto=ply
+            board.game, board.options, board.seat_userids, board.row.seed, board.plies, upto=ply
         )
     extra = []
     if viewer is not None and board.active:
         for seat in board.position.seats_of(viewer):
             submission = ctx.store.votes.submission(board.id, seat)
             if submission is not None:
-                extra.append(f"You have submitted this move, not yet confirmed: {submission['move_text']}")
+                extra.append(f"You have submitted this move, not yet confirmed: {submission.move_text}")
     body = ctx.render(
         "mail/board.txt",
         **ctx.board_context(board, viewer, title=title, full_moves=True, timing=True,
@@ -255,11 +255,11 @@ def _select(ctx, args, default, userids=(), game=None):
     rows = ctx.store.boards.of_game(game.name, userids, include_archived=selector == "archived")
     boards = []
     for row in rows:
-        if selector == "active" and row["status"] != "active":
+        if selector == "active" and row.status != "active":
             continue
-        if selector == "inactive" and (row["status"] == "active" or row["archived_at"]):
+        if selector == "inactive" and (row.status == "active" or row.archived_at):
             continue
-        if selector == "archived" and not row["archived_at"]:
+        if selector == "archived" and not row.archived_at:
             continue
         board = Board(ctx, row)
         if selector == "next" and board.on_move_userid() not in userids:

@@ -26,7 +26,7 @@ def queue(ctx):
     waiting = [s for s in playing if s != on_move]
     if word == "cancel":
         seat = next(
-            (s for s in playing if (q := ctx.store.votes.queued(board.id, s)) and q["move_text"]), None
+            (s for s in playing if (q := ctx.store.votes.queued(board.id, s)) and q.move_text), None
         )
         if seat is None:
             ctx.fail("You have no queued move", board)
@@ -79,7 +79,7 @@ def submit(ctx):
     except MoveError as error:
         ctx.fail(str(error), board)
     ctx.store.votes.set_submission(
-        board.id, seat, ply["text"], guard, ctx.request.body, board.position.move_number
+        board.id, seat, ply.text, guard, ctx.request.body, board.position.move_number
     )
     title = f"Submit of {board.title_name}"
     notice = "This is a preview of a submitted move. It must be confirmed to take effect."
@@ -108,13 +108,13 @@ def confirm(ctx):
             row
             for seat in playing
             if (row := ctx.store.votes.submission(board.id, seat))
-            and row["move_number"] == board.position.move_number
+            and row.move_number == board.position.move_number
         ),
         None,
     )
     if submission is None:
         ctx.fail("No submission to confirm", board)
-    if board.position.to_move() != submission["seat"]:
+    if board.position.to_move() != submission.seat:
         ctx.fail("It is not your move", board)
-    comment = ctx.request.body if ctx.request.body.strip() else (submission["comment"] or "")
-    act(ctx, board, submission["move_text"], submission["guard"], comment)
+    comment = ctx.request.body if ctx.request.body.strip() else (submission.comment or "")
+    act(ctx, board, submission.move_text, submission.guard, comment)

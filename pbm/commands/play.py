@@ -36,7 +36,7 @@ def challenge(ctx):
     known = []
     for userid in dict.fromkeys(userids):
         user = ctx.store.users.get(userid) if is_valid_userid(userid) else None
-        if user is None or user["status"] != "active":
+        if user is None or user.status != "active":
             problems.append(f"Unknown userid: {userid}")
         else:
             known.append(userid)
@@ -75,7 +75,7 @@ def challenge(ctx):
     intro = f"A new {game.display_name} board ({board.number}) has been started."
     first = board.on_move_userid()
     subject = f"New {board.title_name}" + (f" {first}" if first else "")
-    subject += " **" if board.row["comment_text"] else ""
+    subject += " **" if board.row.comment_text else ""
     ctx.announce(board, subject=subject, title=intro, spectator_to_sender=True, kind="new_board")
 
 
@@ -238,7 +238,7 @@ def check_swap(ctx, board):
     if game.swap_after is None or board.position.seats != 2:
         ctx.fail(f"{game.display_name} does not support swapping", board)
     plies = board.position.plies
-    if plies and plies[-1]["kind"] == "swap":
+    if plies and plies[-1].kind == "swap":
         ctx.fail("The board has just been swapped. Please make a move", board)
     if len(plies) != game.swap_after:
         ctx.fail(f"You can only swap after move number {game.swap_after}", board)
@@ -249,17 +249,17 @@ def out_of_total_time(ctx, board, seat) -> bool:
     if not total_time_exceeded(ctx, board, seat):
         return False
     userid = board.position.holders[seat]
-    event = f"{userid} forfeits: exceeded the total time limit of {board.row['total_days']} days."
+    event = f"{userid} forfeits: exceeded the total time limit of {board.row.total_days} days."
     leave(ctx, board, seat, "forfeit", event)
     ctx.refuse("You used too much time", board=board)
     return True
 
 
 def total_time_exceeded(ctx, board, seat) -> bool:
-    total_days = board.row["total_days"]
+    total_days = board.row.total_days
     if not total_days:
         return False
-    running = (ctx.now - parse_stamp(board.row["last_move_at"])).total_seconds()
+    running = (ctx.now - parse_stamp(board.row.last_move_at)).total_seconds()
     return board.position.time_used[seat] + running >= total_days * DAY_SECONDS
 
 
@@ -272,7 +272,7 @@ def after_ply(ctx, board, comment):
 def toggle_pending_resignation(ctx, board, seat):
     """Out of turn, resign is queued for the user's next turn; resigning again cancels it."""
     pending = ctx.store.votes.queued(board.id, seat)
-    now_pending = not (pending is not None and pending["resign"])
+    now_pending = not (pending is not None and pending.resign)
     ctx.store.votes.set_pending_resignation(board.id, seat, now_pending)
     if now_pending:
         text = (
@@ -302,8 +302,8 @@ def forfeit_for_departure(ctx, row, userid):
     """A deleted account forfeits every seat it still plays on the board, one at a time:
     a withdrawal renumbers the seats and sets the plies aside, so look again each time."""
     while True:
-        row = ctx.store.boards.by_id(row["id"])
-        if row["status"] != "active":
+        row = ctx.store.boards.by_id(row.id)
+        if row.status != "active":
             return
         board = Board(ctx, row)
         seats = board.playing_seats_of(userid)

@@ -66,7 +66,7 @@ def seek(ctx):
     ctx.authenticate(ctx.args[0], ctx.args[1])
     if len(ctx.args) == 2:
         settings = ctx.store.users.challenge_settings(game.name, ctx.userid)
-        count = settings["seeking"] if settings else 0
+        count = settings.seeking if settings else 0
         text = f"You are seeking {count} {game.display_name} challenges."
         _settings_mail(ctx, f"{game.display_name} seek status", text)
         return

@@ -19,7 +19,7 @@ def vote(ctx, board, word, playing):
     pending = board.vote()
     if word in ("propose", "undo"):
         if pending is not None:
-            ctx.fail(ALREADY[pending["kind"]], board)
+            ctx.fail(ALREADY[pending.kind], board)
         kind = "draw" if word == "propose" else "undo"
         if kind == "draw" and not game.can_draw(board.position.state):
             ctx.fail(f"{game.display_name} does not support proposed Draws", board)
@@ -35,18 +35,18 @@ def vote(ctx, board, word, playing):
         ctx.fail("Nothing has been proposed. Please move or propose a draw or undo.", board)
     elif word == "reject":
         ctx.store.votes.end(board.id)
-        board.events.append(f"{ctx.userid} has rejected the {VOTE_NAMES[pending['kind']]}.")
+        board.events.append(f"{ctx.userid} has rejected the {VOTE_NAMES[pending.kind]}.")
         _finish_vote_command(ctx, board)
         return
     else:
         mine = set(board.position.seats_of(ctx.userid))
-        if mine <= set(pending["accepted"]):
+        if mine <= set(pending.accepted):
             ctx.fail("You have already accepted", board)
-        accepted = set(pending["accepted"]) | mine | _departed_seats(board)
+        accepted = set(pending.accepted) | mine | _departed_seats(board)
         ctx.store.votes.set_accepted(board.id, accepted)
-        board.events.append(f"{ctx.userid} has accepted the {VOTE_NAMES[pending['kind']]}.")
+        board.events.append(f"{ctx.userid} has accepted the {VOTE_NAMES[pending.kind]}.")
         pending = board.vote()
-    if set(pending["accepted"]) >= set(range(board.position.seats)):
+    if set(pending.accepted) >= set(range(board.position.seats)):
         execute_vote(ctx, board, pending)
     else:
         board.events.append(pending_line(board, pending))
@@ -70,7 +70,7 @@ def _departed_seats(board) -> set[int]:
 
 
 def _last_decided_ply(board):
-    decided = [p for p in board.position.plies if not p["auto"]]
+    decided = [p for p in board.position.plies if not p.auto]
     return decided[-1] if decided else None
 
 
@@ -78,33 +78,33 @@ def pending_line(board, pending) -> str:
     waiting = [
         board.position.holders[s]
         for s in range(board.position.seats)
-        if s not in pending["accepted"]
+        if s not in pending.accepted
     ]
     waiting = " ".join(dict.fromkeys(waiting))
-    if pending["kind"] == "draw":
-        start = f"{pending['proposer']} has proposed a draw."
+    if pending.kind == "draw":
+        start = f"{pending.proposer} has proposed a draw."
     else:
-        start = f"{pending['proposer']} has asked to undo the last move."
+        start = f"{pending.proposer} has asked to undo the last move."
     return f"{start} The following players still need to accept or reject this: {waiting}"
 
 
 def execute_vote(ctx, board, pending):
     """Everyone said yes: a draw ends the game as a tie, an undo takes the last move back."""
     ctx.store.votes.end(board.id)
-    if pending["kind"] == "draw":
+    if pending.kind == "draw":
         board.events.append("The players have agreed to a draw.")
         board.finish(Outcome(winners=()), reason="the players agreed to a draw")
         board.save_snapshot()
         return
     taken = _last_decided_ply(board)
-    ctx.store.boards.undo_plies_from(board.id, taken["ply"], _stamp(ctx))
+    ctx.store.boards.undo_plies_from(board.id, taken.ply, _stamp(ctx))
     ctx.store.limits.audit(_stamp(ctx), "undo", game=board.game.name, board=board.number,
-                    detail={"ply": taken["ply"], "text": taken["text"]})
+                    detail={"ply": taken.ply, "text": taken.text})
     board.reload()
     board.save_snapshot()
     # A hidden move stays hidden from the others while the game goes on.
-    shown = f" ({taken['text']})" if board.game.visible_moves else ""
-    board.events.append(f"UNDO successful: move {taken['ply']}{shown} has been taken back.")
+    shown = f" ({taken.text})" if board.game.visible_moves else ""
+    board.events.append(f"UNDO successful: move {taken.ply}{shown} has been taken back.")
 
 
 def _vote_command(word):

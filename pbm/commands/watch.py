@@ -73,9 +73,9 @@ def subscribe(ctx):
     numbers = _watch_target(ctx)
     if numbers is None:
         ctx.store.watching.set_subscribe_all(game.name, ctx.userid, True)
-        rows = [r for r in ctx.store.boards.of_game(game.name) if r["status"] == "active"]
-        rows = [r for r in rows if ctx.userid not in ctx.store.boards.seat_userids(r["id"])]
-        numbers = [r["number"] for r in rows]
+        rows = [r for r in ctx.store.boards.of_game(game.name) if r.status == "active"]
+        rows = [r for r in rows if ctx.userid not in ctx.store.boards.seat_userids(r.id)]
+        numbers = [r.number for r in rows]
     subscribed, refused = [], []
     cap = ctx.config.number("limits.max_show_mails")
     for number in numbers:
@@ -107,13 +107,13 @@ def unsubscribe(ctx):
     numbers = _watch_target(ctx)
     if numbers is None:
         ctx.store.watching.set_subscribe_all(game.name, ctx.userid, False)
-        numbers = [r["number"] for r in ctx.store.watching.subscribed_boards(game.name, ctx.userid)]
+        numbers = [r.number for r in ctx.store.watching.subscribed_boards(game.name, ctx.userid)]
     done, refused = [], []
     for number in numbers:
         row = ctx.store.boards.get(game.name, number)
         if row is None:
             refused.append(f"{number} (not found)")
-        elif ctx.store.watching.unsubscribe(row["id"], ctx.userid):
+        elif ctx.store.watching.unsubscribe(row.id, ctx.userid):
             done.append(str(number))
         else:
             refused.append(f"{number} (not subscribed)")
@@ -153,7 +153,7 @@ def notify(ctx):
         row = ctx.store.boards.get(game.name, parsed[0])
         if row is None:
             refused.append(f"{parsed[0]} (not found)")
-        elif ctx.store.watching.toggle_board_notify(row["id"], ctx.userid):
+        elif ctx.store.watching.toggle_board_notify(row.id, ctx.userid):
             now_on.append(str(parsed[0]))
         else:
             now_off.append(str(parsed[0]))

@@ -2,6 +2,7 @@
 
 import json
 
+from .records import BoardRecord, PlyRecord
 from .repository import Repository
 
 
@@ -32,23 +33,21 @@ class Boards(Repository):
         )
         return board_id
 
-    def get(self, game: str, number: int):
+    def get(self, game: str, number: int) -> BoardRecord | None:
         """A board that is not removed; removed boards behave as not found."""
-        return self._row(
+        return self._record(
+            BoardRecord,
             "SELECT * FROM boards WHERE game = ? AND number = ? AND status != 'removed'",
             (game, number),
         )
 
-    def by_id(self, board_id: int):
-        return self._row("SELECT * FROM boards WHERE id = ?", (board_id,))
+    def by_id(self, board_id: int) -> BoardRecord | None:
+        return self._record(BoardRecord, "SELECT * FROM boards WHERE id = ?", (board_id,))
 
     def seat_userids(self, board_id: int) -> list[str]:
-        return [
-            r["userid"]
-            for r in self._rows(
-                "SELECT userid FROM seats WHERE board_id = ? ORDER BY seat", (board_id,)
-            )
-        ]
+        return self._column(
+            "SELECT userid FROM seats WHERE board_id = ? ORDER BY seat", (board_id,)
+        )
 
     def set_seat_userids(self, board_id: int, userids):
         self.conn.execute("DELETE FROM seats WHERE board_id = ?", (board_id,))
@@ -57,9 +56,10 @@ class Boards(Repository):
             [(board_id, seat, userid) for seat, userid in enumerate(userids)],
         )
 
-    def plies(self, board_id: int) -> list[dict]:
+    def plies(self, board_id: int) -> list[PlyRecord]:
         """The live plies of the log, in order."""
-        return self._rows(
+        return self._records(
+            PlyRecord,
             "SELECT ply, seat, userid, kind, text, auto, charged, created_at FROM moves "
             "WHERE board_id = ? AND undone_at IS NULL ORDER BY ply",
             (board_id,),
@@ -101,10 +101,12 @@ class Boards(Repository):
             "UPDATE boards SET snapshot_ply = NULL, snapshot_state = NULL WHERE id = ?", (board_id,)
         )
 
-    def all(self):
-        return self._rows("SELECT * FROM boards WHERE status != 'removed' ORDER BY game, number")
+    def all(self) -> list[BoardRecord]:
+        return self._records(
+            BoardRecord, "SELECT * FROM boards WHERE status != 'removed' ORDER BY game, number"
+        )
 
-    def of_game(self, game: str, userids=(), include_archived=False):
+    def of_game(self, game: str, userids=(), include_archived=False) -> list[BoardRecord]:
         """A game's boards, optionally only those where any of the userids holds a seat."""
         sql = "SELECT * FROM boards WHERE game = ? AND status != 'removed'"
         params = [game]
@@ -114,18 +116,18 @@ class Boards(Repository):
             marks = ",".join("?" * len(userids))
             sql += f" AND id IN (SELECT board_id FROM seats WHERE userid IN ({marks}))"
             params.extend(userids)
-        return self._rows(sql + " ORDER BY number", params)
+        return self._records(BoardRecord, sql + " ORDER BY number", params)
 
     def active_counts(self) -> dict:
-        return {
-            r["game"]: r["n"]
-            for r in self._rows(
+        return dict(
+            self.conn.execute(
                 "SELECT game, count(*) AS n FROM boards WHERE status = 'active' GROUP BY game"
-            )
-        }
+            ).fetchall()
+        )
 
-    def active_of_user(self, userid: str):
-        return self._rows(
+    def active_of_user(self, userid: str) -> list[BoardRecord]:
+        return self._records(
+            BoardRecord,
             "SELECT * FROM boards WHERE status = 'active' AND id IN "
             "(SELECT board_id FROM seats WHERE userid = ?) ORDER BY game, number",
             (userid,),
@@ -152,21 +154,21 @@ class Boards(Repository):
             (at, board_id, ply),
         )
 
-    def active(self, games=None) -> list[dict]:
+    def active(self, games=None) -> list[BoardRecord]:
         sql = "SELECT * FROM boards WHERE status = 'active'"
         params = []
         if games:
             sql += f" AND game IN ({','.join('?' * len(games))})"
             params.extend(games)
-        return self._rows(sql + " ORDER BY game, number", params)
+        return self._records(BoardRecord, sql + " ORDER BY game, number", params)
 
-    def to_archive(self, before: str, games=None) -> list[dict]:
+    def to_archive(self, before: str, games=None) -> list[BoardRecord]:
         sql = "SELECT * FROM boards WHERE status = 'finished' AND archived_at IS NULL AND finished_at <= ?"
         params = [before]
         if games:
             sql += f" AND game IN ({','.join('?' * len(games))})"
             params.extend(games)
-        return self._rows(sql + " ORDER BY game, number", params)
+        return self._records(BoardRecord, sql + " ORDER BY game, number", params)
 
     def archive(self, board_id: int, at: str):
         self.conn.execute(

@@ -23,13 +23,10 @@ class Limits(Repository):
 
     def rate_events(self, kind: str, key: str, since: str) -> list[str]:
         """Times of a sender's recent events of one kind, oldest first."""
-        return [
-            r["at"]
-            for r in self._rows(
-                "SELECT at FROM rate_events WHERE kind = ? AND key = ? AND at >= ? ORDER BY at",
-                (kind, key, since),
-            )
-        ]
+        return self._column(
+            "SELECT at FROM rate_events WHERE kind = ? AND key = ? AND at >= ? ORDER BY at",
+            (kind, key, since),
+        )
 
     def add_rate_event(self, kind: str, key: str, at: str):
         self.conn.execute(
@@ -37,14 +34,11 @@ class Limits(Repository):
         )
 
     def auth_failures(self, userid: str, sender: str, since: str) -> list[str]:
-        return [
-            r["at"]
-            for r in self._rows(
-                "SELECT at FROM auth_failures WHERE userid = ? AND sender = ? AND at >= ? "
-                "ORDER BY at",
-                (userid, sender, since),
-            )
-        ]
+        return self._column(
+            "SELECT at FROM auth_failures WHERE userid = ? AND sender = ? AND at >= ? "
+            "ORDER BY at",
+            (userid, sender, since),
+        )
 
     def add_auth_failure(self, userid: str, sender: str, at: str):
         self.conn.execute(

@@ -2,6 +2,7 @@
 
 import json
 
+from .records import OutboxEntry, OutboxRow
 from .repository import Repository
 
 
@@ -19,14 +20,11 @@ class Outbox(Repository):
 
     def pending_for(self, inbox_key: str) -> list[int]:
         """Rows a command queued but whose delivery a crash may have cut short."""
-        return [
-            r["id"]
-            for r in self._rows(
-                "SELECT id FROM outbox WHERE inbox_key = ? AND status IN ('pending', 'sending') "
-                "ORDER BY id",
-                (inbox_key,),
-            )
-        ]
+        return self._column(
+            "SELECT id FROM outbox WHERE inbox_key = ? AND status IN ('pending', 'sending') "
+            "ORDER BY id",
+            (inbox_key,),
+        )
 
     def count_to_user(self, userid: str, kinds, since: str) -> int:
         marks = ",".join("?" * len(kinds))
@@ -44,7 +42,7 @@ class Outbox(Repository):
                 (json.dumps(recipients), next_attempt_at, error, row_id),
             )
 
-    def claim_many(self, row_ids, claim: str, stale_before: str, is_dead) -> list[dict]:
+    def claim_many(self, row_ids, claim: str, stale_before: str, is_dead) -> list[OutboxRow]:
         """Take rows for delivery in one transaction: pending ones, and ones whose claim is
         stale or whose claimer `is_dead(claim)`; rows done or held elsewhere are left out."""
         if not row_ids:
@@ -52,13 +50,12 @@ class Outbox(Repository):
         marks = ",".join("?" * len(row_ids))
         with self.store.write():
             takeable = [
-                r["id"]
-                for r in self._rows(
+                row_id
+                for row_id, status, claimed_at in self.conn.execute(
                     f"SELECT id, status, claimed_at FROM outbox WHERE id IN ({marks})", row_ids
                 )
-                if r["status"] == "pending"
-                or (r["status"] == "sending"
-                    and (r["claimed_at"] < stale_before or is_dead(r["claimed_at"])))
+                if status == "pending"
+                or (status == "sending" and (claimed_at < stale_before or is_dead(claimed_at)))
             ]
             if not takeable:
                 return []
@@ -67,18 +64,18 @@ class Outbox(Repository):
                 f"UPDATE outbox SET status = 'sending', claimed_at = ? WHERE id IN ({marks})",
                 (claim, *takeable),
             )
-            return self._rows(f"SELECT * FROM outbox WHERE id IN ({marks}) ORDER BY id", takeable)
+            return self._records(
+                OutboxRow, f"SELECT * FROM outbox WHERE id IN ({marks}) ORDER BY id", takeable,
+                decode={"recipients": json.loads},
+            )
 
     def due(self, at: str) -> list[int]:
         """Rows due for a delivery attempt, and rows being sent (the claim decides)."""
-        return [
-            r["id"]
-            for r in self._rows(
-                "SELECT id FROM outbox WHERE (status = 'pending' AND next_attempt_at <= ?) "
-                "OR status = 'sending' ORDER BY id",
-                (at,),
-            )
-        ]
+        return self._column(
+            "SELECT id FROM outbox WHERE (status = 'pending' AND next_attempt_at <= ?) "
+            "OR status = 'sending' ORDER BY id",
+            (at,),
+        )
 
     def mark_sent_many(self, row_ids, at: str):
         marks = ",".join("?" * len(row_ids))
@@ -115,7 +112,7 @@ class Outbox(Repository):
                 ).rowcount
             )
 
-    def rows(self, statuses=None):
+    def rows(self, statuses=None) -> list[OutboxEntry]:
         sql = (
             "SELECT id, created_at, kind, recipients, message_id, status, attempts, "
             "next_attempt_at, last_error, sent_at FROM outbox"
@@ -124,4 +121,6 @@ class Outbox(Repository):
         if statuses:
             sql += f" WHERE status IN ({','.join('?' * len(statuses))})"
             params.extend(statuses)
-        return self._rows(sql + " ORDER BY id", params)
+        return self._records(
+            OutboxEntry, sql + " ORDER BY id", params, decode={"recipients": json.loads}
+        )

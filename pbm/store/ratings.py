@@ -1,5 +1,8 @@
 """Results, ratings and the standings."""
 
+from dataclasses import replace
+
+from .records import RatingChangeRecord, RatingRecord, ResultRecord, ResultSeatRecord
 from .repository import Repository
 
 
@@ -17,23 +20,29 @@ class Ratings(Repository):
         )
         return result_id
 
-    def board_result(self, board_id: int):
+    def board_result(self, board_id: int) -> ResultRecord | None:
         """The result of a finished board with its seats' scores, or None."""
-        result = self._row(
-            "SELECT * FROM results WHERE board_id = ? ORDER BY id DESC LIMIT 1", (board_id,)
+        result = self._record(
+            ResultRecord,
+            "SELECT * FROM results WHERE board_id = ? ORDER BY id DESC LIMIT 1",
+            (board_id,),
         )
-        if result is not None:
-            result["seats"] = self._rows(
-                "SELECT seat, userid, score FROM result_seats WHERE result_id = ? ORDER BY seat",
-                (result["id"],),
-            )
-        return result
+        if result is None:
+            return None
+        seats = self._records(
+            ResultSeatRecord,
+            "SELECT seat, userid, score FROM result_seats WHERE result_id = ? ORDER BY seat",
+            (result.id,),
+        )
+        return replace(result, seats=tuple(seats))
 
-    def get(self, game: str, userid: str):
-        return self._row("SELECT * FROM ratings WHERE game = ? AND userid = ?", (game, userid))
+    def get(self, game: str, userid: str) -> RatingRecord | None:
+        return self._record(
+            RatingRecord, "SELECT * FROM ratings WHERE game = ? AND userid = ?", (game, userid)
+        )
 
-    def of_game(self, game: str) -> list[dict]:
-        return self._rows("SELECT * FROM ratings WHERE game = ?", (game,))
+    def of_game(self, game: str) -> list[RatingRecord]:
+        return self._records(RatingRecord, "SELECT * FROM ratings WHERE game = ?", (game,))
 
     def save(self, game, userid, rating, games, won, lost, tied):
         self.conn.execute(
@@ -51,8 +60,9 @@ class Ratings(Repository):
             (result_id, userid, before, after, int(provisional)),
         )
 
-    def changes(self, result_id: int) -> list[dict]:
-        return self._rows(
+    def changes(self, result_id: int) -> list[RatingChangeRecord]:
+        return self._records(
+            RatingChangeRecord,
             "SELECT * FROM rating_changes WHERE result_id = ? ORDER BY userid", (result_id,)
         )
 
@@ -65,36 +75,31 @@ class Ratings(Repository):
             )
             self.conn.execute("DELETE FROM ratings WHERE game = ?", (game,))
 
-    def results(self, game: str, rated_only=False) -> list[dict]:
+    def results(self, game: str, rated_only=False) -> list[ResultRecord]:
+        """A game's results in order, each with its seats and its board's number."""
         sql = "SELECT r.*, b.number FROM results r JOIN boards b ON b.id = r.board_id WHERE r.game = ?"
         if rated_only:
             sql += " AND r.rated = 1"
-        rows = self._rows(sql + " ORDER BY r.id", (game,))
-        seats = self._rows(
-            "SELECT rs.* FROM result_seats rs JOIN results r ON r.id = rs.result_id "
-            "WHERE r.game = ? ORDER BY rs.result_id, rs.seat",
-            (game,),
-        )
+        results = self._records(ResultRecord, sql + " ORDER BY r.id", (game,))
         by_result = {}
-        for seat in seats:
-            by_result.setdefault(seat["result_id"], []).append(seat)
-        for row in rows:
-            row["seats"] = by_result.get(row["id"], [])
-        return rows
+        for result_id, seat, userid, score in self.conn.execute(
+            "SELECT rs.result_id, rs.seat, rs.userid, rs.score FROM result_seats rs "
+            "JOIN results r ON r.id = rs.result_id WHERE r.game = ? ORDER BY rs.result_id, rs.seat",
+            (game,),
+        ):
+            by_result.setdefault(result_id, []).append(ResultSeatRecord(seat, userid, score))
+        return [replace(r, seats=tuple(by_result.get(r.id, ()))) for r in results]
 
     def result_games(self) -> list[str]:
-        return [r["game"] for r in self._rows("SELECT DISTINCT game FROM results ORDER BY game")]
+        return self._column("SELECT DISTINCT game FROM results ORDER BY game")
 
     def standings_userids(self, game: str) -> list[str]:
         """Users with a rated game, an active board or a setting in this game; never deleted."""
-        return [
-            r["userid"]
-            for r in self._rows(
-                "SELECT userid FROM users WHERE status = 'active' AND userid IN ("
-                " SELECT userid FROM ratings WHERE game = ? AND games > 0"
-                " UNION SELECT s.userid FROM seats s JOIN boards b ON b.id = s.board_id"
-                "   WHERE b.game = ? AND b.status = 'active'"
-                " UNION SELECT userid FROM challenge_settings WHERE game = ?) ORDER BY userid",
-                (game, game, game),
-            )
-        ]
+        return self._column(
+            "SELECT userid FROM users WHERE status = 'active' AND userid IN ("
+            " SELECT userid FROM ratings WHERE game = ? AND games > 0"
+            " UNION SELECT s.userid FROM seats s JOIN boards b ON b.id = s.board_id"
+            "   WHERE b.game = ? AND b.status = 'active'"
+            " UNION SELECT userid FROM challenge_settings WHERE game = ?) ORDER BY userid",
+            (game, game, game),
+        )

@@ -1,5 +1,7 @@
 """The base of every concern's repository: its share of the one connection."""
 
+from .records import field_names
+
 
 class Repository:
     """Queries of one concern, run on the Store's connection inside its transactions."""
@@ -8,14 +10,28 @@ class Repository:
         self.store = store
         self.conn = store.conn
 
-    def _rows(self, sql, params=()):
+    def _records(self, record, sql, params=(), decode=None):
+        """Each row as a `record`, its fields read from the columns of the same names;
+        `decode` maps a field to what turns its stored text into the value (JSON, say)."""
         cursor = self.conn.execute(sql, params)
-        names = [d[0] for d in cursor.description]
-        return [dict(zip(names, row)) for row in cursor.fetchall()]
+        columns = [d[0] for d in cursor.description]
+        names = [n for n in field_names(record) if n in columns]
+        at = [columns.index(n) for n in names]
+        records = []
+        for row in cursor.fetchall():
+            values = dict(zip(names, (row[i] for i in at)))
+            for name, convert in (decode or {}).items():
+                values[name] = convert(values[name])
+            records.append(record(**values))
+        return records
 
-    def _row(self, sql, params=()):
-        rows = self._rows(sql, params)
-        return rows[0] if rows else None
+    def _record(self, record, sql, params=(), decode=None):
+        records = self._records(record, sql, params, decode)
+        return records[0] if records else None
+
+    def _column(self, sql, params=()) -> list:
+        """The first column of every row."""
+        return [row[0] for row in self.conn.execute(sql, params).fetchall()]
 
     def _value(self, sql, params=()):
         row = self.conn.execute(sql, params).fetchone()

@@ -1,11 +1,12 @@
 """Accounts, their addresses and vacations, and each user's per-game challenge settings."""
 
+from .records import ChallengeSettingsRecord, UserRecord, VacationRecord
 from .repository import Repository
 
 
 class Users(Repository):
-    def get(self, userid: str):
-        return self._row("SELECT * FROM users WHERE userid = ?", (userid,))
+    def get(self, userid: str) -> UserRecord | None:
+        return self._record(UserRecord, "SELECT * FROM users WHERE userid = ?", (userid,))
 
     def password_hash(self, userid: str) -> str | None:
         return self._value(
@@ -25,12 +26,9 @@ class Users(Repository):
         )
 
     def addresses(self, userid: str) -> list[str]:
-        return [
-            r["address"]
-            for r in self._rows(
-                "SELECT address FROM addresses WHERE userid = ? ORDER BY position", (userid,)
-            )
-        ]
+        return self._column(
+            "SELECT address FROM addresses WHERE userid = ? ORDER BY position", (userid,)
+        )
 
     def set_addresses(self, userid: str, addresses):
         self.conn.execute("DELETE FROM addresses WHERE userid = ?", (userid,))
@@ -52,10 +50,7 @@ class Users(Repository):
         )
 
     def active_userids(self) -> list[str]:
-        return [
-            r["userid"]
-            for r in self._rows("SELECT userid FROM users WHERE status = 'active' ORDER BY userid")
-        ]
+        return self._column("SELECT userid FROM users WHERE status = 'active' ORDER BY userid")
 
     def challenge_limit(self, game: str, userid: str) -> int | None:
         """The most active boards a user accepts in a game; None: no limit."""
@@ -71,8 +66,9 @@ class Users(Repository):
             (game, userid, int(inactive)),
         )
 
-    def challenge_settings(self, game: str, userid: str):
-        return self._row(
+    def challenge_settings(self, game: str, userid: str) -> ChallengeSettingsRecord | None:
+        return self._record(
+            ChallengeSettingsRecord,
             "SELECT * FROM challenge_settings WHERE game = ? AND userid = ?", (game, userid)
         )
 
@@ -97,12 +93,16 @@ class Users(Repository):
             (game, userid),
         )
 
-    def all_challenge_settings(self, game: str) -> list[dict]:
-        return self._rows("SELECT * FROM challenge_settings WHERE game = ?", (game,))
+    def all_challenge_settings(self, game: str) -> list[ChallengeSettingsRecord]:
+        return self._records(
+            ChallengeSettingsRecord, "SELECT * FROM challenge_settings WHERE game = ?", (game,)
+        )
 
-    def vacations(self, userid: str) -> list[dict]:
-        return self._rows(
-            "SELECT * FROM vacations WHERE userid = ? ORDER BY started_at", (userid,)
+    def vacations(self, userid: str) -> list[VacationRecord]:
+        return self._records(
+            VacationRecord,
+            "SELECT * FROM vacations WHERE userid = ? ORDER BY started_at",
+            (userid,),
         )
 
     def start_vacation(self, userid: str, at: str):
@@ -117,9 +117,6 @@ class Users(Repository):
         )
 
     def on_vacation(self) -> list[str]:
-        return [
-            r["userid"]
-            for r in self._rows(
-                "SELECT DISTINCT userid FROM vacations WHERE ended_at IS NULL ORDER BY userid"
-            )
-        ]
+        return self._column(
+            "SELECT DISTINCT userid FROM vacations WHERE ended_at IS NULL ORDER BY userid"
+        )

@@ -2,15 +2,16 @@
 
 import json
 
+from .records import QueuedRecord, SubmissionRecord, VoteRecord
 from .repository import Repository
 
 
 class Votes(Repository):
-    def get(self, board_id: int):
-        row = self._row("SELECT * FROM votes WHERE board_id = ?", (board_id,))
-        if row is not None:
-            row["accepted"] = json.loads(row["accepted"])
-        return row
+    def get(self, board_id: int) -> VoteRecord | None:
+        return self._record(
+            VoteRecord, "SELECT * FROM votes WHERE board_id = ?", (board_id,),
+            decode={"accepted": json.loads},
+        )
 
     def start(self, board_id: int, kind: str, proposer: str, at: str, accepted):
         self.conn.execute(
@@ -30,8 +31,9 @@ class Votes(Repository):
     def end(self, board_id: int):
         self.conn.execute("DELETE FROM votes WHERE board_id = ?", (board_id,))
 
-    def queued(self, board_id: int, seat: int):
-        return self._row(
+    def queued(self, board_id: int, seat: int) -> QueuedRecord | None:
+        return self._record(
+            QueuedRecord,
             "SELECT * FROM queued WHERE board_id = ? AND seat = ?", (board_id, seat)
         )
 
@@ -69,8 +71,9 @@ class Votes(Repository):
         for table in ("queued", "submissions", "votes"):
             self.conn.execute(f"DELETE FROM {table} WHERE board_id = ?", (board_id,))
 
-    def submission(self, board_id: int, seat: int):
-        return self._row(
+    def submission(self, board_id: int, seat: int) -> SubmissionRecord | None:
+        return self._record(
+            SubmissionRecord,
             "SELECT * FROM submissions WHERE board_id = ? AND seat = ?", (board_id, seat)
         )
 

@@ -1,16 +1,14 @@
 """Subscriptions to boards and games, and notifications."""
 
+from .records import BoardRecord
 from .repository import Repository
 
 
 class Watching(Repository):
     def subscribers(self, board_id: int) -> list[str]:
-        return [
-            r["userid"]
-            for r in self._rows(
-                "SELECT userid FROM subscriptions WHERE board_id = ? ORDER BY userid", (board_id,)
-            )
-        ]
+        return self._column(
+            "SELECT userid FROM subscriptions WHERE board_id = ? ORDER BY userid", (board_id,)
+        )
 
     def subscribe(self, board_id: int, userid: str):
         self.conn.execute(
@@ -25,20 +23,18 @@ class Watching(Repository):
             ).rowcount
         )
 
-    def subscribed_boards(self, game: str, userid: str) -> list[dict]:
-        return self._rows(
+    def subscribed_boards(self, game: str, userid: str) -> list[BoardRecord]:
+        return self._records(
+            BoardRecord,
             "SELECT b.* FROM boards b JOIN subscriptions s ON s.board_id = b.id "
             "WHERE b.game = ? AND s.userid = ? ORDER BY b.number",
             (game, userid),
         )
 
     def subscribe_all_users(self, game: str) -> list[str]:
-        return [
-            r["userid"]
-            for r in self._rows(
-                "SELECT userid FROM subscribe_all WHERE game = ? ORDER BY userid", (game,)
-            )
-        ]
+        return self._column(
+            "SELECT userid FROM subscribe_all WHERE game = ? ORDER BY userid", (game,)
+        )
 
     def set_subscribe_all(self, game: str, userid: str, on: bool):
         if on:
@@ -51,20 +47,14 @@ class Watching(Repository):
             )
 
     def board_notifiers(self, board_id: int) -> list[str]:
-        return [
-            r["userid"]
-            for r in self._rows(
-                "SELECT userid FROM notify_board WHERE board_id = ? ORDER BY userid", (board_id,)
-            )
-        ]
+        return self._column(
+            "SELECT userid FROM notify_board WHERE board_id = ? ORDER BY userid", (board_id,)
+        )
 
     def game_notifiers(self, game: str) -> list[str]:
-        return [
-            r["userid"]
-            for r in self._rows(
-                "SELECT userid FROM notify_game WHERE game = ? ORDER BY userid", (game,)
-            )
-        ]
+        return self._column(
+            "SELECT userid FROM notify_game WHERE game = ? ORDER BY userid", (game,)
+        )
 
     def toggle_board_notify(self, board_id: int, userid: str) -> bool:
         """Flip a user's notification for one board; True when it is now on."""
