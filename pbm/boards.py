@@ -1,14 +1,13 @@
 """A board inside a command's transaction: load, play plies, automatic steps, finish."""
 
 import json
-from dataclasses import replace
 
 from .config import seconds_between, stamp
 from .game import MoveError
 from .grammar import DIGITS_RE
 from .position import FORFEITED, PLAYING, RESIGNED, canonical_ply, replay, scores
 from .ratings import apply_result
-from .store.records import BoardRecord, PlyRecord
+from .store import BoardRecord, PlyRecord
 
 MAX_AUTOMATIC_ROUNDS = 1000
 VOTE_NAMES = {"draw": "draw proposal", "undo": "undo request"}
@@ -127,7 +126,7 @@ class Board:
             self.id, ply=ply.ply, seat=seat, userid=ply.userid, kind=kind, text=text,
             auto=auto, charged=charged, at=ply.created_at,
         )
-        self.row = replace(self.row, last_move_at=ply.created_at)
+        self.row = self.row._replace(last_move_at=ply.created_at)
         self.position.apply(ply)
         self.plies = self.position.plies
         if auto and self.auto_from is None:
@@ -162,10 +161,10 @@ class Board:
         self._commented = True
         if body.strip():
             self.store.boards.set_comment(self.id, author, body, at)
-            self.row = replace(self.row, comment_author=author, comment_text=body, comment_at=at)
+            self.row = self.row._replace(comment_author=author, comment_text=body, comment_at=at)
         else:
             self.store.boards.set_comment(self.id, None, None, None)
-            self.row = replace(self.row, comment_author=None, comment_text=None, comment_at=None)
+            self.row = self.row._replace(comment_author=None, comment_text=None, comment_at=None)
 
     def resign(self, seat: int, kind: str = "resign", auto: bool = False):
         """A resignation or forfeit ply; the user goes on watching as a subscriber."""
@@ -238,7 +237,7 @@ class Board:
     def finish(self, outcome, reason: str | None = None):
         moment = stamp(self.ctx.now)
         self.store.boards.set_status(self.id, "finished", finished_at=moment)
-        self.row = replace(self.row, status="finished", finished_at=moment)
+        self.row = self.row._replace(status="finished", finished_at=moment)
         holders = self.position.holders
         rated = bool(self.row.rated) and len(set(holders)) >= 2 and self.game.is_rated(self.options)
         seats = list(zip(holders, scores(self.position, outcome)))

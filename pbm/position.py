@@ -3,7 +3,7 @@
 from dataclasses import dataclass, field
 
 from .game import MoveError, Outcome
-from .store.records import PlyRecord
+from .store import PlyRecord
 
 PLAYING, RESIGNED, FORFEITED = "playing", "resigned", "forfeited"
 

@@ -2,7 +2,7 @@
 
 import math
 
-from .store.records import RatingRecord
+from .store import RatingRecord
 
 START_RATING = 1600
 PROVISIONAL_GAMES = 20

@@ -3,7 +3,6 @@
 import ast
 import json
 import re
-from dataclasses import FrozenInstanceError
 from pathlib import Path
 
 import pytest
@@ -47,14 +46,14 @@ def test_every_snapshot_equals_a_replay_of_the_log(harness):
     assert store.integrity_check() == "ok"
 
 
-def test_rows_are_frozen_records_and_a_column_added_later_is_not_seen(harness):
+def test_rows_are_immutable_records_and_a_column_added_later_is_not_seen(harness):
     play_some_boards(harness)
     store = Store.open(harness.home / "pbm.db")
     store.conn.execute("ALTER TABLE boards ADD COLUMN added_by_a_later_migration TEXT")
     board = store.boards.get("knightpanic", 101)
     assert isinstance(board, BoardRecord) and (board.game, board.number) == ("knightpanic", 101)
     assert not hasattr(board, "added_by_a_later_migration")
-    with pytest.raises(FrozenInstanceError):
+    with pytest.raises(AttributeError):
         board.status = "finished"
     plies = store.boards.plies(board.id)
     assert all(isinstance(p, PlyRecord) for p in plies)

@@ -3,7 +3,7 @@
 from ..config import show_time
 from ..grammar import command
 from ..ratings import PROVISIONAL_GAMES, START_RATING
-from ..store.records import ChallengeSettingsRecord, RatingRecord
+from ..store import ChallengeSettingsRecord, RatingRecord
 
 SECTIONS = (
     ("Established", lambda p: not p["provisional"] and not p["inactive"]),

@@ -1,7 +1,5 @@
 """Results, ratings and the standings."""
 
-from dataclasses import replace
-
 from .records import RatingChangeRecord, RatingRecord, ResultRecord, ResultSeatRecord
 from .repository import Repository
 
@@ -34,7 +32,7 @@ class Ratings(Repository):
             "SELECT seat, userid, score FROM result_seats WHERE result_id = ? ORDER BY seat",
             (result.id,),
         )
-        return replace(result, seats=tuple(seats))
+        return result._replace(seats=tuple(seats))
 
     def get(self, game: str, userid: str) -> RatingRecord | None:
         return self._record(
@@ -88,7 +86,7 @@ class Ratings(Repository):
             (game,),
         ):
             by_result.setdefault(result_id, []).append(ResultSeatRecord(seat, userid, score))
-        return [replace(r, seats=tuple(by_result.get(r.id, ()))) for r in results]
+        return [r._replace(seats=tuple(by_result.get(r.id, ()))) for r in results]
 
     def result_games(self) -> list[str]:
         return self._column("SELECT DISTINCT game FROM results ORDER BY game")

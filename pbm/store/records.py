@@ -1,14 +1,17 @@
-"""The rows the store hands out: frozen records, read by attribute.
+"""The rows the store hands out: immutable records, read by attribute.
 
 A record names the columns it carries, and a query's row is read by those names, so a
 column a later migration adds is simply not seen until its record grows the field.
+
+Records are NamedTuples rather than frozen dataclasses: every mail starts a process that
+defines all of them, and a frozen slotted dataclass takes about ten times as long to
+define (0.6 ms against 0.07 ms here; the set of them put 8 ms on every mail).
 """
 
-from dataclasses import dataclass, fields
+from typing import NamedTuple
 
 
-@dataclass(frozen=True, slots=True)
-class UserRecord:
+class UserRecord(NamedTuple):
     userid: str
     password_hash: str | None
     status: str  # active, deleted
@@ -16,8 +19,7 @@ class UserRecord:
     deleted_at: str | None
 
 
-@dataclass(frozen=True, slots=True)
-class VacationRecord:
+class VacationRecord(NamedTuple):
     id: int
     userid: str
     started_at: str
@@ -25,8 +27,7 @@ class VacationRecord:
     ended_by: str | None
 
 
-@dataclass(frozen=True, slots=True)
-class ChallengeSettingsRecord:
+class ChallengeSettingsRecord(NamedTuple):
     game: str
     userid: str
     max_active: int | None
@@ -34,8 +35,7 @@ class ChallengeSettingsRecord:
     inactive: int
 
 
-@dataclass(frozen=True, slots=True)
-class BoardRecord:
+class BoardRecord(NamedTuple):
     id: int | None  # None: a board that lives only in one command (`preview new`)
     game: str
     number: int
@@ -58,8 +58,7 @@ class BoardRecord:
     snapshot_state: str | None  # JSON
 
 
-@dataclass(frozen=True, slots=True)
-class PlyRecord:
+class PlyRecord(NamedTuple):
     """One entry of a board's log: a move, pass, swap, resignation or forfeit."""
 
     ply: int
@@ -72,8 +71,7 @@ class PlyRecord:
     created_at: str
 
 
-@dataclass(frozen=True, slots=True)
-class VoteRecord:
+class VoteRecord(NamedTuple):
     board_id: int
     kind: str  # draw, undo
     proposer: str
@@ -82,8 +80,7 @@ class VoteRecord:
     last_nag_at: str | None
 
 
-@dataclass(frozen=True, slots=True)
-class QueuedRecord:
+class QueuedRecord(NamedTuple):
     """A seat's queued move and its pending resignation."""
 
     board_id: int
@@ -94,8 +91,7 @@ class QueuedRecord:
     resign: int
 
 
-@dataclass(frozen=True, slots=True)
-class SubmissionRecord:
+class SubmissionRecord(NamedTuple):
     """A simultaneous-move game's hidden move, waiting for the other seats'."""
 
     board_id: int
@@ -106,8 +102,7 @@ class SubmissionRecord:
     move_number: int
 
 
-@dataclass(frozen=True, slots=True)
-class RatingRecord:
+class RatingRecord(NamedTuple):
     game: str
     userid: str
     rating: int
@@ -117,8 +112,7 @@ class RatingRecord:
     tied: int
 
 
-@dataclass(frozen=True, slots=True)
-class RatingChangeRecord:
+class RatingChangeRecord(NamedTuple):
     result_id: int
     userid: str
     before: int
@@ -126,15 +120,13 @@ class RatingChangeRecord:
     provisional: int
 
 
-@dataclass(frozen=True, slots=True)
-class ResultSeatRecord:
+class ResultSeatRecord(NamedTuple):
     seat: int
     userid: str
     score: float
 
 
-@dataclass(frozen=True, slots=True)
-class ResultRecord:
+class ResultRecord(NamedTuple):
     id: int
     game: str
     board_id: int
@@ -146,8 +138,7 @@ class ResultRecord:
     number: int | None = None  # the board's number, where the query joins it
 
 
-@dataclass(frozen=True, slots=True)
-class OutboxRow:
+class OutboxRow(NamedTuple):
     """A queued mail with everything its delivery needs."""
 
     id: int
@@ -167,8 +158,7 @@ class OutboxRow:
     userid: str | None
 
 
-@dataclass(frozen=True, slots=True)
-class OutboxEntry:
+class OutboxEntry(NamedTuple):
     """A queued mail's delivery state, without the message: `pbm outbox`."""
 
     id: int
@@ -182,12 +172,3 @@ class OutboxEntry:
     last_error: str | None
     sent_at: str | None
 
-
-_NAMES = {}
-
-
-def field_names(record) -> tuple[str, ...]:
-    names = _NAMES.get(record)
-    if names is None:
-        names = _NAMES[record] = tuple(f.name for f in fields(record))
-    return names

@@ -1,7 +1,5 @@
 """The base of every concern's repository: its share of the one connection."""
 
-from .records import field_names
-
 
 class Repository:
     """Queries of one concern, run on the Store's connection inside its transactions."""
@@ -15,7 +13,7 @@ class Repository:
         `decode` maps a field to what turns its stored text into the value (JSON, say)."""
         cursor = self.conn.execute(sql, params)
         columns = [d[0] for d in cursor.description]
-        names = [n for n in field_names(record) if n in columns]
+        names = [n for n in record._fields if n in columns]
         at = [columns.index(n) for n in names]
         records = []
         for row in cursor.fetchall():
