@@ -246,26 +246,26 @@ def populate(home: Path, finished: int, users: int):
     """Users and finished boards straight through the storage layer: fast and realistic."""
     from pbm.config import Config
     from pbm.security import hash_password
-    from pbm.storage import Store
+    from pbm.store import Store
 
     store = Store.open(Config.load(home).db_path)
     stored = hash_password("secret")
     at = "2026-01-01T00:00:00Z"
     with store.write():
         for i in range(users):
-            store.create_user(f"u{i:05d}", stored, [f"u{i:05d}@bench.example"], at)
+            store.users.create(f"u{i:05d}", stored, [f"u{i:05d}@bench.example"], at)
         for n in range(finished):
             a, b = f"u{(2 * n) % users:05d}", f"u{(2 * n + 1) % users:05d}"
-            board_id = store.create_board(
-                game=GAME, number=store.next_board_number(GAME),
+            board_id = store.boards.create(
+                game=GAME, number=store.boards.next_number(GAME),
                 options={"size": 11, "control": False},
                 seed=n, nag_days=7, forfeit_days=21, total_days=0, created_at=at, userids=[a, b],
                 rated=True)
             for ply, (seat, text) in enumerate([(0, "f6"), (1, "g7")], start=1):
-                store.append_move(board_id, ply=ply, seat=seat, userid=(a, b)[seat], kind="move",
+                store.boards.append_ply(board_id, ply=ply, seat=seat, userid=(a, b)[seat], kind="move",
                                   text=text, auto=False, charged=60, at=at)
-            store.set_board_status(board_id, "finished", finished_at=at)
-            store.add_result(game=GAME, board_id=board_id, finished_at=at, rated=True,
+            store.boards.set_status(board_id, "finished", finished_at=at)
+            store.ratings.add_result(game=GAME, board_id=board_id, finished_at=at, rated=True,
                              points=1, reason="bench", scores=[(a, 0.0), (b, 1.0)])
     store.close()
 

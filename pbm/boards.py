@@ -10,6 +10,7 @@ from .game import MoveError, Outcome
 from .grammar import DIGITS_RE
 from .position import FORFEITED, PLAYING, RESIGNED, canonical_ply, replay, scores
 from .ratings import apply_result
+from .store import BoardRecord, PlyRecord
 
 MAX_AUTOMATIC_ROUNDS = 1000
 VOTE_NAMES = {"draw": "draw proposal", "undo": "undo request"}
@@ -24,16 +25,16 @@ class Board:
         self.ctx = ctx
         self.store = ctx.store
         self.row = row
-        self.game = ctx.server.game_for_board(row["game"])
-        self.options = json.loads(row["options"])
-        stored = row["id"] is not None
-        self.seat_userids = self.store.seat_userids(row["id"]) if stored else seat_userids
-        self.plies = self.store.moves(row["id"]) if stored else list(plies or [])
+        self.game = ctx.server.game_for_board(row.game)
+        self.options = json.loads(row.options)
+        stored = row.id is not None
+        self.seat_userids = self.store.boards.seat_userids(row.id) if stored else seat_userids
+        self.plies = self.store.boards.plies(row.id) if stored else list(plies or [])
         snapshot = None
-        if row["snapshot_state"] is not None:
-            snapshot = (row["snapshot_ply"], json.loads(row["snapshot_state"]))
+        if row.snapshot_state is not None:
+            snapshot = (row.snapshot_ply, json.loads(row.snapshot_state))
         self.position = replay(
-            self.game, self.options, self.seat_userids, row["seed"], self.plies, snapshot=snapshot
+            self.game, self.options, self.seat_userids, row.seed, self.plies, snapshot=snapshot
         )
         self.events: list[str] = []  # what happened in this run, for the board mails
         self.auto_from: int | None = None  # first ply the automatic steps made in this run
@@ -50,28 +51,28 @@ class Board:
     def unsaved(cls, ctx, game, options, userids, number):
         """A board that lives only in this command: `preview new`."""
         moment = stamp(ctx.now)
-        row = {
-            "id": None, "game": game.name, "number": number, "status": "active",
-            "options": json.dumps(options), "seed": 0, "created_at": moment,
-            "last_move_at": moment, "nag_days": 0, "forfeit_days": 0, "total_days": 0,
-            "comment_author": None, "comment_text": None, "archived_at": None,
-            "snapshot_state": None, "snapshot_ply": None, "rated": 0, "finished_at": None,
-        }
+        row = BoardRecord(
+            id=None, game=game.name, number=number, status="active",
+            options=json.dumps(options), seed=0, created_at=moment,
+            last_move_at=moment, nag_days=0, forfeit_days=0, total_days=0,
+            comment_author=None, comment_text=None, comment_at=None, archived_at=None,
+            snapshot_state=None, snapshot_ply=None, rated=0, finished_at=None, last_nag_at=None,
+        )
         return cls(ctx, row, seat_userids=userids)
 
     # -- facts ---------------------------------------------------------------------
 
     @property
     def id(self) -> int:
-        return self.row["id"]
+        return self.row.id
 
     @property
     def number(self) -> int:
-        return self.row["number"]
+        return self.row.number
 
     @property
     def active(self) -> bool:
-        return self.row["status"] == "active"
+        return self.row.status == "active"
 
     @property
     def title_name(self) -> str:
@@ -106,41 +107,41 @@ class Board:
         players = [
             u for s, u in enumerate(self.position.holders) if self.position.statuses[s] == PLAYING
         ]
-        return list(dict.fromkeys(players + self.store.subscribers(self.id)))
+        return list(dict.fromkeys(players + self.store.watching.subscribers(self.id)))
 
     def vote(self):
-        return self.store.vote(self.id)
+        return self.store.votes.get(self.id)
 
     # -- plies -----------------------------------------------------------------------
 
-    def play(self, seat: int, kind: str, text: str, auto: bool = False) -> dict:
+    def play(self, seat: int, kind: str, text: str, auto: bool = False) -> PlyRecord:
         """Append one ply; any ply cancels a pending vote and every submission."""
         moment = self.ctx.now
-        charged = 0 if auto else seconds_between(self.row["last_move_at"], moment)
-        ply = {
-            "ply": self.position.move_number,
-            "seat": seat,
-            "userid": self.position.holders[seat],
-            "kind": kind,
-            "text": text,
-            "auto": int(auto),
-            "charged": charged,
-            "created_at": stamp(moment),
-        }
-        self.store.append_move(
-            self.id, ply=ply["ply"], seat=seat, userid=ply["userid"], kind=kind, text=text,
-            auto=auto, charged=charged, at=ply["created_at"],
+        charged = 0 if auto else seconds_between(self.row.last_move_at, moment)
+        ply = PlyRecord(
+            ply=self.position.move_number,
+            seat=seat,
+            userid=self.position.holders[seat],
+            kind=kind,
+            text=text,
+            auto=int(auto),
+            charged=charged,
+            created_at=stamp(moment),
         )
-        self.row["last_move_at"] = ply["created_at"]
+        self.store.boards.append_ply(
+            self.id, ply=ply.ply, seat=seat, userid=ply.userid, kind=kind, text=text,
+            auto=auto, charged=charged, at=ply.created_at,
+        )
+        self.row = self.row._replace(last_move_at=ply.created_at)
         self.position.apply(ply)
         self.plies = self.position.plies
         if auto and self.auto_from is None:
-            self.auto_from = ply["ply"]
+            self.auto_from = ply.ply
         vote = self.vote()
         if vote is not None:
-            self.store.end_vote(self.id)
-            self.events.append(f"The pending {VOTE_NAMES[vote['kind']]} has been cancelled.")
-        self.store.drop_submissions(self.id)
+            self.store.votes.end(self.id)
+            self.events.append(f"The pending {VOTE_NAMES[vote.kind]} has been cancelled.")
+        self.store.votes.drop_submissions(self.id)
         return ply
 
     def play_text(self, seat: int, text: str, auto: bool = False) -> None:
@@ -159,25 +160,25 @@ class Board:
 
     def set_comment(self, author: str, body: str):
         at = stamp(self.ctx.now)
-        if self._commented and self.row["comment_text"]:
+        if self._commented and self.row.comment_text:
             self.earlier_comments.append(
-                {"author": self.row["comment_author"], "text": self.row["comment_text"]}
+                {"author": self.row.comment_author, "text": self.row.comment_text}
             )
         self._commented = True
         if body.strip():
-            self.store.set_comment(self.id, author, body, at)
-            self.row.update(comment_author=author, comment_text=body, comment_at=at)
+            self.store.boards.set_comment(self.id, author, body, at)
+            self.row = self.row._replace(comment_author=author, comment_text=body, comment_at=at)
         else:
-            self.store.set_comment(self.id, None, None, None)
-            self.row.update(comment_author=None, comment_text=None, comment_at=None)
+            self.store.boards.set_comment(self.id, None, None, None)
+            self.row = self.row._replace(comment_author=None, comment_text=None, comment_at=None)
 
     def resign(self, seat: int, kind: str = "resign", auto: bool = False):
         """A resignation or forfeit ply; the user goes on watching as a subscriber."""
         userid = self.position.holders[seat]
         self.play(seat, kind, "Resign" if kind == "resign" else "Forfeit", auto)
-        self.store.set_pending_resignation(self.id, seat, False)
+        self.store.votes.set_pending_resignation(self.id, seat, False)
         if self.seat_status(userid) != PLAYING:
-            self.store.subscribe(self.id, userid)
+            self.store.watching.subscribe(self.id, userid)
 
     def is_withdrawal(self, seat: int) -> bool:
         return self.position.plies_made < self.position.seats and not self.position.has_played(
@@ -187,9 +188,9 @@ class Board:
     def toggle_pending_resignation(self, seat: int) -> bool:
         """Out of turn, resign is queued for the user's next turn; resigning again cancels it.
         True when a resignation is now pending."""
-        pending = self.store.queued(self.id, seat)
-        now_pending = not (pending is not None and pending["resign"])
-        self.store.set_pending_resignation(self.id, seat, now_pending)
+        pending = self.store.votes.queued(self.id, seat)
+        now_pending = not (pending is not None and pending.resign)
+        self.store.votes.set_pending_resignation(self.id, seat, now_pending)
         return now_pending
 
     # -- leaving a board -------------------------------------------------------------------
@@ -211,29 +212,29 @@ class Board:
         at = stamp(self.ctx.now)
         audience = self.audience()
         remaining = [u for s, u in enumerate(self.seat_userids) if s != seat]
-        self.store.undo_all_moves(self.id, at)
-        self.store.clear_queues(self.id)
-        self.store.audit(at, "withdrawal", game=game.name, board=self.number, userid=userid)
-        if self.store.count_active_boards(game.name, userid, except_board=self.id) == 0:
-            self.store.set_inactive_flag(game.name, userid, True)
+        self.store.boards.undo_all_plies(self.id, at)
+        self.store.votes.clear_queues(self.id)
+        self.store.limits.audit(at, "withdrawal", game=game.name, board=self.number, userid=userid)
+        if self.store.boards.count_active(game.name, userid, except_board=self.id) == 0:
+            self.store.users.set_inactive_flag(game.name, userid, True)
         if len(remaining) < game.min_players:
-            self.store.set_board_status(self.id, "removed")
+            self.store.boards.set_status(self.id, "removed")
             self.removed_event = (
                 f"{userid} has declined to play. Too few players are left, so the board has been "
                 "removed."
             )
             self.removed_audience = list(dict.fromkeys(audience + [userid]))
             return
-        self.store.set_seat_userids(self.id, remaining)
+        self.store.boards.set_seat_userids(self.id, remaining)
         self.reload()
         self.events.append(f"{userid} has decided not to play. The game has been re-started.")
         self.settle()
 
     def total_time_exceeded(self, seat: int) -> bool:
-        total_days = self.row["total_days"]
+        total_days = self.row.total_days
         if not total_days:
             return False
-        running = (self.ctx.now - parse_stamp(self.row["last_move_at"])).total_seconds()
+        running = (self.ctx.now - parse_stamp(self.row.last_move_at)).total_seconds()
         return self.position.time_used[seat] + running >= total_days * DAY.total_seconds()
 
     def forfeit_if_out_of_time(self, seat: int) -> bool:
@@ -241,7 +242,7 @@ class Board:
         if not self.total_time_exceeded(seat):
             return False
         userid = self.position.holders[seat]
-        days = self.row["total_days"]
+        days = self.row.total_days
         self.leave(seat, "forfeit", f"{userid} forfeits: exceeded the total time limit of {days} days.")
         return True
 
@@ -252,39 +253,39 @@ class Board:
         return {s for s, status in enumerate(self.position.statuses) if status != PLAYING}
 
     def last_decided_ply(self):
-        decided = [p for p in self.position.plies if not p["auto"]]
+        decided = [p for p in self.position.plies if not p.auto]
         return decided[-1] if decided else None
 
     def pending_line(self, pending) -> str:
         waiting = [
             self.position.holders[s]
             for s in range(self.position.seats)
-            if s not in pending["accepted"]
+            if s not in pending.accepted
         ]
         waiting = " ".join(dict.fromkeys(waiting))
-        if pending["kind"] == "draw":
-            start = f"{pending['proposer']} has proposed a draw."
+        if pending.kind == "draw":
+            start = f"{pending.proposer} has proposed a draw."
         else:
-            start = f"{pending['proposer']} has asked to undo the last move."
+            start = f"{pending.proposer} has asked to undo the last move."
         return f"{start} The following players still need to accept or reject this: {waiting}"
 
     def execute_vote(self, pending):
         """Everyone said yes: a draw ends the game as a tie, an undo takes the last move back."""
-        self.store.end_vote(self.id)
-        if pending["kind"] == "draw":
+        self.store.votes.end(self.id)
+        if pending.kind == "draw":
             self.events.append("The players have agreed to a draw.")
             self.finish(Outcome(winners=()), reason="the players agreed to a draw")
             self.save_snapshot()
             return
         taken = self.last_decided_ply()
-        self.store.undo_plies_from(self.id, taken["ply"], stamp(self.ctx.now))
-        self.store.audit(stamp(self.ctx.now), "undo", game=self.game.name, board=self.number,
-                         detail={"ply": taken["ply"], "text": taken["text"]})
+        self.store.boards.undo_plies_from(self.id, taken.ply, stamp(self.ctx.now))
+        self.store.limits.audit(stamp(self.ctx.now), "undo", game=self.game.name, board=self.number,
+                         detail={"ply": taken.ply, "text": taken.text})
         self.reload()
         self.save_snapshot()
         # A hidden move stays hidden from the others while the game goes on.
-        shown = f" ({taken['text']})" if self.game.visible_moves else ""
-        self.events.append(f"UNDO successful: move {taken['ply']}{shown} has been taken back.")
+        shown = f" ({taken.text})" if self.game.visible_moves else ""
+        self.events.append(f"UNDO successful: move {taken.ply}{shown} has been taken back.")
 
     # -- the automatic steps (3.5.4) ----------------------------------------------------
 
@@ -298,14 +299,14 @@ class Board:
             if self.position.statuses[seat] in (RESIGNED, FORFEITED):
                 self.play(seat, "pass", "pass", auto=True)
                 continue
-            pending = self.store.queued(self.id, seat)
-            if pending is not None and pending["resign"]:
+            pending = self.store.votes.queued(self.id, seat)
+            if pending is not None and pending.resign:
                 userid = self.position.holders[seat]
                 self.resign(seat, auto=True)
                 self.events.append(f"{userid} has resigned.")
                 continue
-            if pending is not None and pending["move_text"] is not None:
-                self.store.clear_queued_move(self.id, seat)
+            if pending is not None and pending.move_text is not None:
+                self.store.votes.clear_queued_move(self.id, seat)
                 if self._play_queued(seat, pending):
                     continue
             forced = self.game.forced_move(self.position.state)
@@ -316,8 +317,8 @@ class Board:
 
     def _play_queued(self, seat: int, pending) -> bool:
         userid = self.position.holders[seat]
-        text = pending["move_text"]
-        error = self.guard_error(text, pending["guard"])
+        text = pending.move_text
+        error = self.guard_error(text, pending.guard)
         if error is None:
             try:
                 self.play_text(seat, text, auto=True)
@@ -327,8 +328,8 @@ class Board:
             self.events.append(f"{userid}'s queued move was illegal and has been discarded.")
             self.ctx.queued_move_failed(self, userid, text, error)
             return False
-        if pending["comment"]:
-            self.set_comment(userid, pending["comment"])
+        if pending.comment:
+            self.set_comment(userid, pending.comment)
         return True
 
     # -- the end -----------------------------------------------------------------------
@@ -343,12 +344,12 @@ class Board:
 
     def finish(self, outcome, reason: str | None = None):
         moment = stamp(self.ctx.now)
-        self.store.set_board_status(self.id, "finished", finished_at=moment)
-        self.row.update(status="finished", finished_at=moment)
+        self.store.boards.set_status(self.id, "finished", finished_at=moment)
+        self.row = self.row._replace(status="finished", finished_at=moment)
         holders = self.position.holders
-        rated = bool(self.row["rated"]) and len(set(holders)) >= 2 and self.game.is_rated(self.options)
+        rated = bool(self.row.rated) and len(set(holders)) >= 2 and self.game.is_rated(self.options)
         seats = list(zip(holders, scores(self.position, outcome)))
-        result_id = self.store.add_result(
+        result_id = self.store.ratings.add_result(
             game=self.game.name,
             board_id=self.id,
             finished_at=moment,
@@ -360,30 +361,30 @@ class Board:
         if rated:
             apply_result(self.store, result_id, self.game.name, seats)
             for userid in set(holders):
-                self.store.set_inactive_flag(self.game.name, userid, False)
-        self.store.clear_queues(self.id)
+                self.store.users.set_inactive_flag(self.game.name, userid, False)
+        self.store.votes.clear_queues(self.id)
         self.finished_now = True
 
     def save_snapshot(self):
-        self.store.save_snapshot(self.id, self.position.plies_made, self.position.state)
+        self.store.boards.save_snapshot(self.id, self.position.plies_made, self.position.state)
 
     def reload(self):
         """Replay from the log after plies were set aside (undo, withdrawal)."""
-        self.store.drop_snapshot(self.id)
-        fresh = Board(self.ctx, self.store.board_by_id(self.id))
+        self.store.boards.drop_snapshot(self.id)
+        fresh = Board(self.ctx, self.store.boards.by_id(self.id))
         self.row, self.seat_userids, self.plies, self.position = (
             fresh.row, fresh.seat_userids, fresh.plies, fresh.position
         )
 
     def result(self):
-        return self.store.board_result(self.id) if not self.active else None
+        return self.store.ratings.board_result(self.id) if not self.active else None
 
     def notifiers(self) -> list[str]:
         if self.id is None:
             return []
         return list(
             dict.fromkeys(
-                self.store.board_notifiers(self.id) + self.store.game_notifiers(self.game.name)
+                self.store.watching.board_notifiers(self.id) + self.store.watching.game_notifiers(self.game.name)
             )
         )
 
@@ -393,8 +394,8 @@ def boards_forfeited_on_departure(ctx, row, userid):
     a withdrawal renumbers the seats and sets the plies aside, so look again each time.
     Yields the board after each forfeit, for its mails."""
     while True:
-        row = ctx.store.board_by_id(row["id"])
-        if row["status"] != "active":
+        row = ctx.store.boards.by_id(row.id)
+        if row.status != "active":
             return
         board = Board(ctx, row)
         seats = board.playing_seats_of(userid)

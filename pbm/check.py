@@ -64,7 +64,7 @@ def problems(home=None) -> list[str]:
 
 def _database_problems(config) -> list[str]:
     from .plugins import get_migration_sets
-    from .storage import Store, core_migrations, unusable_database_cause
+    from .store import Store, core_migrations, unusable_database_cause
 
     path = config.db_path
     if not path.exists():

@@ -17,10 +17,10 @@ def run_cleanup(server, games=None, mode="full", dry_run=False) -> list[str]:
     """Run cleanup for the given game names (all by default); returns what was done."""
     games = games or list(server.games)
     report: list[str] = []
-    for row in server.store.active_boards(games):
+    for row in server.store.boards.active(games):
         _in_transaction(
-            server, dry_run, lambda ctx, board_id=row["id"]: _clean_board(ctx, board_id, mode, report),
-            report, f"board {row['game']} {row['number']}",
+            server, dry_run, lambda ctx, board_id=row.id: _clean_board(ctx, board_id, mode, report),
+            report, f"board {row.game} {row.number}",
         )
     if mode == "full":
         _in_transaction(server, dry_run, lambda ctx: _archive(ctx, games, report), report, "archiving")
@@ -49,13 +49,13 @@ def _days(delta: timedelta) -> int:
 
 def _clean_board(ctx, board_id, mode, report):
     # Read again inside the transaction: a move may have come in since the listing.
-    row = ctx.store.board_by_id(board_id)
-    if row["status"] != "active":
+    row = ctx.store.boards.by_id(board_id)
+    if row.status != "active":
         return
     board = Board(ctx, row)
     now = ctx.now
-    nag_after = timedelta(days=row["nag_days"])
-    forfeit_after = timedelta(days=row["forfeit_days"])
+    nag_after = timedelta(days=row.nag_days)
+    forfeit_after = timedelta(days=row.forfeit_days)
     seat = board.position.to_move()
     userid = board.position.holders[seat] if seat is not None else None
     if mode == "full" and seat is not None and board.forfeit_if_out_of_time(seat):
@@ -64,8 +64,8 @@ def _clean_board(ctx, board_id, mode, report):
         return
     vote = board.vote()
     if vote is not None:
-        created = parse_stamp(vote["created_at"])
-        accepted = set(vote["accepted"])
+        created = parse_stamp(vote.created_at)
+        accepted = set(vote.accepted)
         nagged = []
         for s in range(board.position.seats):
             if s in accepted:
@@ -77,22 +77,22 @@ def _clean_board(ctx, board_id, mode, report):
             start = max(created, state.returned_at or created)
             if mode == "full" and now - start >= forfeit_after:
                 accepted.update(board.position.seats_of(userid))
-                board.events.append(f"{userid} auto-accepts after {row['forfeit_days']} days.")
-                report.append(f"{board.title_name}: {userid} auto-accepts the {VOTE_NAMES[vote['kind']]}")
-            elif now - created >= nag_after and _may_nag(vote["last_nag_at"], None, now):
+                board.events.append(f"{userid} auto-accepts after {row.forfeit_days} days.")
+                report.append(f"{board.title_name}: {userid} auto-accepts the {VOTE_NAMES[vote.kind]}")
+            elif now - created >= nag_after and _may_nag(vote.last_nag_at, None, now):
                 deadline = start + forfeit_after
                 text = (
-                    f"You still have to accept or reject the {VOTE_NAMES[vote['kind']]} on "
+                    f"You still have to accept or reject the {VOTE_NAMES[vote.kind]} on "
                     f"{board.title_name}. If you do not answer by {show_time(deadline)}, you will "
                     "accept it automatically."
                 )
                 _nag(ctx, board, userid, text)
                 nagged.append(userid)
         if nagged:
-            ctx.store.set_vote_nagged(board.id, stamp(now))
+            ctx.store.votes.set_nagged(board.id, stamp(now))
             report.append(f"{board.title_name}: vote nag to {' '.join(dict.fromkeys(nagged))}")
         if board.events:
-            ctx.store.set_vote_accepted(board.id, accepted)
+            ctx.store.votes.set_accepted(board.id, accepted)
             vote = board.vote()
             if accepted >= set(range(board.position.seats)):
                 board.execute_vote(vote)
@@ -104,20 +104,20 @@ def _clean_board(ctx, board_id, mode, report):
     state = vacation_state(ctx.store, userid, now)
     if state.on:
         return
-    last_move = parse_stamp(row["last_move_at"])
+    last_move = parse_stamp(row.last_move_at)
     idle_since = max(last_move, state.returned_at or last_move)
     if mode == "full" and now - idle_since >= forfeit_after:
-        board.leave(seat, "forfeit", f"{userid} forfeits: no move in {row['forfeit_days']} days.")
+        board.leave(seat, "forfeit", f"{userid} forfeits: no move in {row.forfeit_days} days.")
         ctx.announce(board)
         report.append(f"{board.title_name}: {userid} forfeits (no move)")
-    elif now - last_move >= nag_after and _may_nag(row["last_nag_at"], row["last_move_at"], now):
+    elif now - last_move >= nag_after and _may_nag(row.last_nag_at, row.last_move_at, now):
         text = (
             f"It is your move on {board.title_name}. You have not moved in "
             f"{_days(now - last_move)} days. If you do not move by "
             f"{show_time(idle_since + forfeit_after)}, you will forfeit."
         )
         _nag(ctx, board, userid, text)
-        ctx.store.set_board_nagged(board.id, stamp(now))
+        ctx.store.boards.set_nagged(board.id, stamp(now))
         report.append(f"{board.title_name}: nag to {userid}")
 
 
@@ -142,20 +142,20 @@ def _nag(ctx, board, userid, text):
 
 def _archive(ctx, games, report):
     before = stamp(ctx.now - timedelta(days=ctx.config.number("timeouts.archive_days")))
-    for row in ctx.store.boards_to_archive(before, games):
-        ctx.store.archive_board(row["id"], stamp(ctx.now))
-        game = ctx.server.games.get(row["game"])
-        name = game.display_name if game else row["game"]
-        report.append(f"{name} Board {row['number']}: archived")
+    for row in ctx.store.boards.to_archive(before, games):
+        ctx.store.boards.archive(row.id, stamp(ctx.now))
+        game = ctx.server.games.get(row.game)
+        name = game.display_name if game else row.game
+        report.append(f"{name} Board {row.number}: archived")
 
 
 def _end_used_up_vacations(ctx, report):
     allowance = allowance_seconds(ctx.config)
-    for userid in ctx.store.users_on_vacation():
+    for userid in ctx.store.users.on_vacation():
         state = vacation_state(ctx.store, userid, ctx.now)
         if state.used_seconds < allowance:
             continue
-        ctx.store.end_vacation(userid, stamp(ctx.now), "allowance")
+        ctx.store.users.end_vacation(userid, stamp(ctx.now), "allowance")
         state = vacation_state(ctx.store, userid, ctx.now)
         note = f"Your vacation days for {ctx.now.year} are used up, so your vacation has ended."
         ctx.mail_user(
@@ -166,9 +166,9 @@ def _end_used_up_vacations(ctx, report):
 
 
 def _prune(ctx, report):
-    pruned = ctx.store.prune_inbox(stamp(ctx.now - INBOX_KEEP))
+    pruned = ctx.store.limits.prune_inbox(stamp(ctx.now - INBOX_KEEP))
     if pruned:
         report.append(f"{pruned} old inbox keys pruned")
-    stale = ctx.store.prune_rate_rows(stamp(ctx.now - 2 * DAY))
+    stale = ctx.store.limits.prune_rate_rows(stamp(ctx.now - 2 * DAY))
     if stale:
         report.append(f"{stale} stale rate-limit rows pruned")

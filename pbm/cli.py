@@ -1,6 +1,5 @@
 """The `pbm` command: the command grammar on the command line, and operator subcommands."""
 
-import json
 import os
 import secrets
 import sys
@@ -123,7 +122,7 @@ def init(obj):
 def _migrate(config) -> int:
     # deferred: start-up speed of the pbm command
     from .plugins import get_migration_sets
-    from .storage import Store, core_migrations
+    from .store import Store, core_migrations
 
     sets = [core_migrations()] + get_migration_sets()
     config.home.mkdir(parents=True, exist_ok=True)
@@ -163,7 +162,7 @@ def migrate(obj, list_only):
         return
     # deferred: start-up speed of the pbm command
     from .plugins import get_migration_sets
-    from .storage import Store, core_migrations
+    from .store import Store, core_migrations
 
     sets = [core_migrations()] + get_migration_sets()
     store = Store.open(config.db_path)
@@ -183,7 +182,7 @@ def outbox():
 
 def _open_store(config):
     # deferred: start-up speed of the pbm command
-    from .storage import Store
+    from .store import Store
 
     if not config.db_path.exists():
         raise click.ClickException(f"No database at {config.db_path}: run `pbm init`")
@@ -212,16 +211,16 @@ def list_outbox(obj, show_all):
     """List queued and failed messages (with --all, sent ones too)."""
     store = _open_store(obj["config"])
     try:
-        rows = store.outbox_rows(None if show_all else ("pending", "sending", "failed"))
+        rows = store.outbox.rows(None if show_all else ("pending", "sending", "failed"))
     finally:
         store.close()
     for row in rows:
-        to = ", ".join(json.loads(row["recipients"]))
-        line = f"{row['id']:>6}  {row['status']:<8} {row['attempts']:>2}  {row['created_at']}  {row['kind']:<8} {to}"
-        if row["status"] == "pending" and row["attempts"]:
-            line += f"  next {row['next_attempt_at']}"
-        if row["last_error"]:
-            line += f"  [{row['last_error']}]"
+        to = ", ".join(row.recipients)
+        line = f"{row.id:>6}  {row.status:<8} {row.attempts:>2}  {row.created_at}  {row.kind:<8} {to}"
+        if row.status == "pending" and row.attempts:
+            line += f"  next {row.next_attempt_at}"
+        if row.last_error:
+            line += f"  [{row.last_error}]"
         click.echo(line)
     if not rows:
         click.echo("The outbox is empty.")
@@ -237,7 +236,7 @@ def retry(obj, row_id):
 
     store = _open_store(obj["config"])
     try:
-        if not store.outbox_reschedule(row_id, stamp(now())):
+        if not store.outbox.reschedule(row_id, stamp(now())):
             raise click.ClickException(f"No queued or failed message {row_id}")
         counts = deliver(store, obj["config"], [row_id])
     finally:
@@ -291,7 +290,7 @@ def ratings_rebuild(obj, games):
     """Recompute ratings from the results table (the same numbers, by construction)."""
     store = _open_store(obj["config"])
     try:
-        chosen = [g.lower() for g in games] or store.result_games()
+        chosen = [g.lower() for g in games] or store.ratings.result_games()
         with store.write():
             count = rebuild(store, chosen)
     finally:

@@ -27,7 +27,7 @@ from .security import (
     verify_password,
 )
 from .failures import TransientError, is_transient
-from .storage import Store
+from .store import Store
 from .summary import board_context
 from .templating import text_environment
 
@@ -112,7 +112,7 @@ class Server:
 
     def execute(self, request: Request, early=None) -> Result:
         """Run one request; `early` is an EarlyCheck of its password already under way."""
-        if request.key and self.store.inbox_seen(request.key):
+        if request.key and self.store.limits.inbox_seen(request.key):
             return self._duplicate(request)
         try:
             parsed, grammar_error = parse(request.text, self.games, self._timeouts()), None
@@ -144,9 +144,9 @@ class Server:
         then the mail is delivered."""
         with self.store.write():
             if request.key:
-                if self.store.inbox_seen(request.key):
+                if self.store.limits.inbox_seen(request.key):
                     return Result(ok=True, duplicate=True)
-                self.store.inbox_add(request.key, stamp(now()))
+                self.store.limits.inbox_add(request.key, stamp(now()))
             ctx = Context(self, request, parsed, checks)
             if not self._over_rate_limit(ctx):
                 work(ctx)
@@ -177,7 +177,7 @@ class Server:
     def _duplicate(self, request: Request) -> Result:
         """A message seen before runs nothing, but finishes a delivery a crash cut short."""
         log.info("duplicate message %s skipped", request.key)
-        pending = self.store.outbox_pending_for(request.key)
+        pending = self.store.outbox.pending_for(request.key)
         if pending:
             deliver(self.store, self.config, pending)
         return Result(ok=True, duplicate=True)
@@ -190,8 +190,8 @@ class Server:
             return False
         limit = self.config.number("limits.commands_per_hour")
         moment = ctx.now
-        recent = self.store.rate_events("command", sender, stamp(moment - HOUR))
-        self.store.add_rate_event("command", sender, stamp(moment))
+        recent = self.store.limits.rate_events("command", sender, stamp(moment - HOUR))
+        self.store.limits.add_rate_event("command", sender, stamp(moment))
         if len(recent) < limit:
             return False
         if len(recent) == limit:
@@ -214,7 +214,7 @@ class Server:
             return checks
         if pair is not None:
             userid, password = pair
-            stored = self.store.password_hash(userid)
+            stored = self.store.users.password_hash(userid)
             verdict = early.verdict(userid, password, stored) if early is not None else None
             if verdict is None:
                 verdict = verify_password(stored, password)
@@ -250,11 +250,11 @@ class Server:
         kept = []
         for address in mail.to:
             key = address.lower()
-            if not self.store.address_proven(mail.userid, key):
-                if len(self.store.rate_events("unconfirmed_mail", key, since)) >= limit:
+            if not self.store.limits.address_proven(mail.userid, key):
+                if len(self.store.limits.rate_events("unconfirmed_mail", key, since)) >= limit:
                     log.warning("unconfirmed address cap: %s mail to %s not sent", mail.kind, key)
                     continue
-                self.store.add_rate_event("unconfirmed_mail", key, at)
+                self.store.limits.add_rate_event("unconfirmed_mail", key, at)
             kept.append(address)
         return kept
 
@@ -287,7 +287,7 @@ def secrets_to_mask(parsed, store) -> list[str]:
     positions = parsed.spec.auth_positions(parsed.args)
     if positions is not None and max(positions) < len(parsed.args):
         userid, password = parsed.args[positions[0]], parsed.args[positions[1]]
-        if password in secrets and store.password_hash(userid.lower()) is None:
+        if password in secrets and store.users.password_hash(userid.lower()) is None:
             secrets = secrets + [userid]
     return secrets
 
@@ -343,21 +343,21 @@ class Context:
             self.refuse(error.message, board=error.board)
         # Failed logins outlive the refusal's rollback: they are what slows guessing down.
         for userid in self.failed_logins:
-            self.store.add_auth_failure(userid, self.sender_key, stamp(self.now))
+            self.store.limits.add_auth_failure(userid, self.sender_key, stamp(self.now))
             self._tell_owner_of_guessing(userid)
         # So do right passwords: the sender's address is confirmed for that account.
         for userid in self.proven_userids:
-            self.store.add_address_proof(userid, self.sender_key, stamp(self.now))
+            self.store.limits.add_address_proof(userid, self.sender_key, stamp(self.now))
 
     def _tell_owner_of_guessing(self, userid: str):
         """Once a day at most, mail the owner that their account is locked to strangers."""
         limit = self.config.number("limits.failed_logins_per_account_per_hour")
-        failures = self.store.auth_failures_of_user(userid, stamp(self.now - HOUR))
-        if len(failures) <= limit or self.store.password_hash(userid) is None:
+        failures = self.store.limits.auth_failures_of_user(userid, stamp(self.now - HOUR))
+        if len(failures) <= limit or self.store.users.password_hash(userid) is None:
             return
-        if self.store.rate_events("lock_notice", userid, stamp(self.now - DAY)):
+        if self.store.limits.rate_events("lock_notice", userid, stamp(self.now - DAY)):
             return
-        self.store.add_rate_event("lock_notice", userid, stamp(self.now))
+        self.store.limits.add_rate_event("lock_notice", userid, stamp(self.now))
         again = show_time(parse_stamp(failures[-limit - 1]) + HOUR)
         body = self.render("mail/account_locked.txt", userid=userid, failures=len(failures),
                            again=again)
@@ -425,9 +425,9 @@ class Context:
                 )
             self.fail(f"Too many failed password attempts for {userid}; try again after "
                       f"{show_time(again)}")
-        user = self.store.get_user(userid)
-        active = user is not None and user["status"] == "active"
-        stored = user["password_hash"] if active else None
+        user = self.store.users.get(userid)
+        active = user is not None and user.status == "active"
+        stored = user.password_hash if active else None
         verdict = self.checks.get((userid, password, stored))
         if verdict is None:
             verdict = verify_password(stored, password)
@@ -436,7 +436,7 @@ class Context:
                 self.failed_logins.append(userid)
             self.fail("Invalid userid entered" if not active else "Invalid password entered")
         if needs_rehash(stored):
-            self.store.set_password_hash(userid, hash_password(password))
+            self.store.users.set_password_hash(userid, hash_password(password))
         self.userid = userid
         if self.sender_key:
             self.proven_userids.append(userid)
@@ -447,28 +447,28 @@ class Context:
         if not self.sender_key:
             return
         limit = self.config.number(f"limits.{limit_key}")
-        recent = self.store.rate_events(kind, self.sender_key, stamp(self.now - DAY))
+        recent = self.store.limits.rate_events(kind, self.sender_key, stamp(self.now - DAY))
         if len(recent) >= limit:
             again = show_time(parse_stamp(recent[-limit]) + DAY)
             self.fail(f"Too many {what} from {self.sender_key} today; try again after {again}")
-        self.store.add_rate_event(kind, self.sender_key, stamp(self.now))
+        self.store.limits.add_rate_event(kind, self.sender_key, stamp(self.now))
 
     def password_hash(self, password: str) -> str:
         """The hash made before the transaction, or one made now."""
         return self.checks.get(("new", password)) or hash_password(password)
 
     def load_board(self, number: int) -> Board:
-        row = self.store.get_board(self.game.name, number)
+        row = self.store.boards.get(self.game.name, number)
         if row is None:
             self.fail(f"{self.game.display_name} board {number} not found")
         return Board(self, row)
 
     def require_user(self, userid: str):
         """A userid named without a password must exist."""
-        user = self.store.get_user(userid.lower())
-        if user is None or user["status"] != "active":
+        user = self.store.users.get(userid.lower())
+        if user is None or user.status != "active":
             self.fail(
-                with_suggestion(f'No such user "{userid}"', userid, self.store.active_userids())
+                with_suggestion(f'No such user "{userid}"', userid, self.store.users.active_userids())
             )
         return user
 
@@ -484,7 +484,7 @@ class Context:
 
     def mail_user(self, userid: str, subject: str, body: str, kind: str, addresses=None,
                   reply=False):
-        addresses = addresses if addresses is not None else self.store.addresses(userid)
+        addresses = addresses if addresses is not None else self.store.users.addresses(userid)
         if kind in CAPPED_KINDS and self._mail_cap_reached(userid):
             log.warning("mail cap: %s mail to %s not sent", kind, userid)
             return
@@ -495,7 +495,7 @@ class Context:
         limit = self.config.number("limits.mails_per_user_per_day")
         since = stamp(self.now - DAY)
         queued_now = sum(1 for m in self.mails if m.userid == userid and m.kind in CAPPED_KINDS)
-        return self.store.outbox_count_to_user(userid, CAPPED_KINDS, since) + queued_now >= limit
+        return self.store.outbox.count_to_user(userid, CAPPED_KINDS, since) + queued_now >= limit
 
     def mail_address(self, address: str, subject: str, body: str, kind: str):
         """A mail to an address of the configuration (broadcast list, operator)."""
@@ -513,7 +513,7 @@ class Context:
     def board_subject(self, board) -> str:
         on_move = board.on_move_userid() if board.active else None
         subject = board.title_name + (f" {on_move}" if on_move else "")
-        return subject + (" **" if board.row["comment_text"] else "")
+        return subject + (" **" if board.row.comment_text else "")
 
     def announce(self, board, *, subject=None, title=None, spectator_to_sender=False,
                  kind="board"):
@@ -530,7 +530,7 @@ class Context:
                 "mail/board.txt",
                 **self.board_context(board, userid, events=board.events, title=title),
             )
-            addresses = self.store.addresses(userid)
+            addresses = self.store.users.addresses(userid)
             self.mail_user(userid, subject, body, kind, addresses)
             recipients.extend(addresses)
         if spectator_to_sender and not self.sender_is_among(recipients):

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .config import ConfigError
-from .storage import is_busy_or_full, unusable_database_cause
+from .store import is_busy_or_full, unusable_database_cause
 
 
 class TransientError(Exception):

@@ -266,7 +266,7 @@ def start_password_check(config, request):
     from . import commands  # noqa: F401  (the command table says where passwords stand)
     from .grammar import password_of
     from .security import EarlyCheck, password_check_needed
-    from .storage import Store
+    from .store import Store
 
     pair = password_of(request.text)
     if pair is None or not config.db_path.exists():
@@ -276,7 +276,7 @@ def start_password_check(config, request):
         try:
             if not password_check_needed(store, config, request, pair[0]):
                 return None
-            stored = store.password_hash(pair[0])
+            stored = store.users.password_hash(pair[0])
         finally:
             store.close()
     except Exception:  # an unready database is for open_server to report; this only saves time

@@ -1,7 +1,6 @@
 """Outgoing mail: messages composed into the outbox inside the command's transaction,
 delivered after commit into the Maildir $PBM_HOME/outbox or through an SMTP relay."""
 
-import json
 import logging
 import os
 import re
@@ -99,7 +98,7 @@ def envelope_sender(config) -> str:
 def queue(store, config, mail: Mail, in_reply_to=None, inbox_key=None) -> int:
     """Store the rendered message as an outbox row, in the caller's transaction."""
     message = compose(config, mail, in_reply_to)
-    return store.outbox_add(
+    return store.outbox.add(
         created_at=stamp(now()),
         kind=mail.kind,
         recipients=list(mail.to),
@@ -124,10 +123,10 @@ def _write_maildir(config, row) -> None:
     base = config.outbox_dir
     for sub in ("tmp", "new", "cur"):
         (base / sub).mkdir(parents=True, exist_ok=True)
-    name = f"{int(row['id']):010d}.pbm"
+    name = f"{int(row.id):010d}.pbm"
     temporary = base / "tmp" / name
     with open(temporary, "wb") as handle:
-        handle.write(row["message"])
+        handle.write(row.message)
         handle.flush()
         os.fsync(handle.fileno())
     os.replace(temporary, base / "new" / name)
@@ -142,7 +141,7 @@ def _smtp_send(config, row) -> dict:
     import socket
 
     timeout = config.number("smtp.timeout")
-    recipients = json.loads(row["recipients"])
+    recipients = row.recipients
     try:
         if security == "ssl":
             client = smtplib.SMTP_SSL(host, port, timeout=timeout)
@@ -153,7 +152,7 @@ def _smtp_send(config, row) -> dict:
                 client.starttls()
             if config.get("smtp.username"):
                 client.login(config.get("smtp.username"), config.get("smtp.password"))
-            return client.sendmail(row["envelope_from"] or "", recipients, row["message"])
+            return client.sendmail(row.envelope_from or "", recipients, row.message)
     except smtplib.SMTPRecipientsRefused as error:
         return {a: (code, str(text)) for a, (code, text) in error.recipients.items()}
     except smtplib.SMTPResponseException as error:
@@ -166,7 +165,7 @@ def _smtp_send(config, row) -> dict:
 
 
 def next_attempt(row, at):
-    attempts = row["attempts"]
+    attempts = row.attempts
     delay = RETRY_DELAYS[attempts] if attempts < len(RETRY_DELAYS) else RETRY_LATER
     return at + delay
 
@@ -179,7 +178,7 @@ def deliver(store, config, row_ids) -> dict:
     while pending:
         batch, pending = pending, []
         moment = now()
-        rows = store.outbox_claim_many(
+        rows = store.outbox.claim_many(
             batch, _new_claim(moment), stamp(moment - STALE_CLAIM), claimer_is_gone
         )
         counts["skipped"] += len(batch) - len(rows)
@@ -224,9 +223,9 @@ def _deliver_to_maildir(store, config, rows, moment, counts) -> list[int]:
             alerts.extend(more)
             counts[outcome] += 1
         else:
-            written.append(row["id"])
+            written.append(row.id)
     if written:
-        store.outbox_mark_sent_many(written, stamp(now()))
+        store.outbox.mark_sent_many(written, stamp(now()))
         counts["sent"] += len(written)
     return alerts
 
@@ -245,7 +244,7 @@ def _deliver_by_smtp(store, config, row, moment, counts) -> list[int]:
     alerts = []
     deferred = [a for a, (code, _) in refused.items() if 400 <= code < 500]
     rejected = {a: r for a, r in refused.items() if a not in deferred}
-    recipients = json.loads(row["recipients"])
+    recipients = row.recipients
     if rejected:
         alerts.extend(_report_rejected(store, config, row, rejected))
     if deferred:
@@ -255,15 +254,15 @@ def _deliver_by_smtp(store, config, row, moment, counts) -> list[int]:
             alerts.extend(more)
             counts[outcome] += 1
         else:
-            store.outbox_narrow_recipients(
-                row["id"], deferred, detail, stamp(next_attempt(row, moment))
+            store.outbox.narrow_recipients(
+                row.id, deferred, detail, stamp(next_attempt(row, moment))
             )
             counts["retry"] += 1
     elif len(rejected) == len(recipients):
-        store.outbox_mark_failed(row["id"], _describe(rejected))
+        store.outbox.mark_failed(row.id, _describe(rejected))
         counts["failed"] += 1
     else:
-        store.outbox_mark_sent_many([row["id"]], stamp(now()))
+        store.outbox.mark_sent_many([row.id], stamp(now()))
         counts["sent"] += 1
     return alerts
 
@@ -274,22 +273,22 @@ def _describe(refused) -> str:
 
 def _retry_or_give_up(store, config, row, moment, error):
     """('retry' or 'failed', operator alerts to deliver)."""
-    if moment - parse_stamp(row["created_at"]) >= GIVE_UP_AFTER:
+    if moment - parse_stamp(row.created_at) >= GIVE_UP_AFTER:
         return "failed", _give_up(store, config, row, f"gave up after 5 days: {error}")
-    log.warning("outbox %s will be retried: %s", row["id"], error)
-    store.outbox_mark_retry(row["id"], stamp(next_attempt(row, moment)), error)
+    log.warning("outbox %s will be retried: %s", row.id, error)
+    store.outbox.mark_retry(row.id, stamp(next_attempt(row, moment)), error)
     return "retry", []
 
 
 def _give_up(store, config, row, error) -> list[int]:
-    log.error("outbox %s failed for good: %s", row["id"], error)
-    store.outbox_mark_failed(row["id"], error)
+    log.error("outbox %s failed for good: %s", row.id, error)
+    store.outbox.mark_failed(row.id, error)
     return _alert_operator(store, config, row, error)
 
 
 def _report_rejected(store, config, row, rejected) -> list[int]:
     detail = _describe(rejected)
-    log.error("outbox %s: the relay refused %s", row["id"], detail)
+    log.error("outbox %s: the relay refused %s", row.id, detail)
     return _alert_operator(store, config, row, f"refused: {detail}")
 
 
@@ -297,13 +296,13 @@ def _alert_operator(store, config, row, error) -> list[int]:
     """Queue a note to the operator about an address that cannot be reached (never about
     a note to the operator itself); returns the rows to deliver."""
     operator = config.get("server.operator_address")
-    if not operator or row["kind"] == "operator":
+    if not operator or row.kind == "operator":
         return []
     mail = Mail(
         kind="operator",
         subject="PBM delivery failure",
         body=(
-            f"Outbox message {row['id']} ({row['kind']}) to {', '.join(json.loads(row['recipients']))}\n"
+            f"Outbox message {row.id} ({row.kind}) to {', '.join(row.recipients)}\n"
             f"could not be delivered: {error}\n\nSee `pbm outbox list`."
         ),
         to=[operator],
@@ -314,4 +313,4 @@ def _alert_operator(store, config, row, error) -> list[int]:
 
 def flush(store, config) -> dict:
     """Deliver every row that is due (cron, `pbm outbox flush`)."""
-    return deliver(store, config, store.outbox_due(stamp(now())))
+    return deliver(store, config, store.outbox.due(stamp(now())))

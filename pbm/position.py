@@ -3,6 +3,7 @@
 from dataclasses import dataclass, field
 
 from .game import MoveError, Outcome
+from .store import PlyRecord
 
 PLAYING, RESIGNED, FORFEITED = "playing", "resigned", "forfeited"
 
@@ -15,7 +16,7 @@ class Position:
     holders: list[str]  # the userid holding each seat now (after swaps)
     statuses: list[str] = field(default_factory=list)
     time_used: list[int] = field(default_factory=list)
-    plies: list[dict] = field(default_factory=list)
+    plies: list[PlyRecord] = field(default_factory=list)
 
     @classmethod
     def start(cls, game, options, userids, seed, state=None) -> "Position":
@@ -67,7 +68,7 @@ class Position:
         return [s for s, holder in enumerate(self.holders) if holder == userid]
 
     def has_played(self, seat: int) -> bool:
-        return any(p["seat"] == seat for p in self.plies)
+        return any(p.seat == seat for p in self.plies)
 
     def copy(self) -> "Position":
         """An independent position to try moves on (states are never mutated in place)."""
@@ -76,21 +77,21 @@ class Position:
             list(self.time_used), list(self.plies),
         )
 
-    def try_text(self, seat: int, text: str, userid: str | None = None) -> dict:
+    def try_text(self, seat: int, text: str, userid: str | None = None) -> PlyRecord:
         """Play a move text or pass on this (copied) position; MoveError if illegal."""
         kind, canonical = canonical_ply(self.game, self.state, seat, text)
-        ply = {
-            "ply": self.move_number, "seat": seat, "userid": userid or self.holders[seat],
-            "kind": kind, "text": canonical, "auto": 0, "charged": 0, "created_at": "",
-        }
+        ply = PlyRecord(
+            ply=self.move_number, seat=seat, userid=userid or self.holders[seat],
+            kind=kind, text=canonical, auto=0, charged=0, created_at="",
+        )
         self.apply(ply)
         return ply
 
-    def apply(self, ply: dict) -> None:
+    def apply(self, ply: PlyRecord) -> None:
         """Advance by one log entry: game moves through the plugin, the rest in the core."""
-        kind, seat = ply["kind"], ply["seat"]
+        kind, seat = ply.kind, ply.seat
         if kind in ("move", "pass"):
-            text = "pass" if kind == "pass" else ply["text"]
+            text = "pass" if kind == "pass" else ply.text
             self.state = self.game.apply_move(self.state, seat, text)
         elif kind == "swap":
             self.holders[0], self.holders[1] = self.holders[1], self.holders[0]
@@ -100,7 +101,7 @@ class Position:
             self.statuses[seat] = FORFEITED
         else:
             raise ValueError(f"unknown ply kind {kind!r}")
-        self.time_used[seat] += ply.get("charged", 0)
+        self.time_used[seat] += ply.charged
         self.plies.append(ply)
 
 
@@ -131,14 +132,14 @@ def replay(game, options, userids, seed, plies, upto=None, snapshot=None) -> Pos
     return position
 
 
-def _apply_core_only(position: Position, ply: dict) -> None:
-    if ply["kind"] == "swap":
+def _apply_core_only(position: Position, ply: PlyRecord) -> None:
+    if ply.kind == "swap":
         position.holders[0], position.holders[1] = position.holders[1], position.holders[0]
-    elif ply["kind"] == "resign":
-        position.statuses[ply["seat"]] = RESIGNED
-    elif ply["kind"] == "forfeit":
-        position.statuses[ply["seat"]] = FORFEITED
-    position.time_used[ply["seat"]] += ply.get("charged", 0)
+    elif ply.kind == "resign":
+        position.statuses[ply.seat] = RESIGNED
+    elif ply.kind == "forfeit":
+        position.statuses[ply.seat] = FORFEITED
+    position.time_used[ply.seat] += ply.charged
     position.plies.append(ply)
 
 

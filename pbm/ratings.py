@@ -2,6 +2,8 @@
 
 import math
 
+from .store import RatingRecord
+
 START_RATING = 1600
 PROVISIONAL_GAMES = 20
 K_FACTOR = 32
@@ -11,11 +13,8 @@ def round_half_up(value: float) -> int:
     return math.floor(value + 0.5)
 
 
-def _current(store, game, userid) -> dict:
-    row = store.rating(game, userid)
-    if row is None:
-        return {"rating": START_RATING, "games": 0, "won": 0, "lost": 0, "tied": 0}
-    return row
+def _current(store, game, userid) -> RatingRecord:
+    return store.ratings.get(game, userid) or RatingRecord(game, userid, START_RATING, 0, 0, 0, 0)
 
 
 def updated_rating(rating: int, games: int, score: float, opponent_rating: float,
@@ -43,34 +42,34 @@ def apply_result(store, result_id: int, game: str, seats) -> None:
     before = {userid: _current(store, game, userid) for userid in scores}
     for userid, own in scores.items():
         others = [before[u] for u in scores if u != userid]
-        opponent_rating = sum(o["rating"] for o in others) / len(others)
-        opponent_games = sum(o["games"] for o in others) / len(others)
+        opponent_rating = sum(o.rating for o in others) / len(others)
+        opponent_games = sum(o.games for o in others) / len(others)
         score = sum(own) / len(own)
         mine = before[userid]
-        new = updated_rating(mine["rating"], mine["games"], score, opponent_rating, opponent_games)
-        games = mine["games"] + 1
-        store.save_rating(
+        new = updated_rating(mine.rating, mine.games, score, opponent_rating, opponent_games)
+        games = mine.games + 1
+        store.ratings.save(
             game,
             userid,
             new,
             games,
-            mine["won"] + (score == 1),
-            mine["lost"] + (score == 0),
-            mine["tied"] + (0 < score < 1),
+            mine.won + (score == 1),
+            mine.lost + (score == 0),
+            mine.tied + (0 < score < 1),
         )
-        store.add_rating_change(
-            result_id, userid, mine["rating"], new, games < PROVISIONAL_GAMES
+        store.ratings.add_change(
+            result_id, userid, mine.rating, new, games < PROVISIONAL_GAMES
         )
 
 
 def rebuild(store, games) -> int:
     """Clear the derived tables and replay every rated result in order; results replayed."""
-    store.clear_ratings(games)
+    store.ratings.clear(games)
     count = 0
     for game in games:
-        for result in store.results(game, rated_only=True):
+        for result in store.ratings.results(game, rated_only=True):
             apply_result(
-                store, result["id"], game, [(s["userid"], s["score"]) for s in result["seats"]]
+                store, result.id, game, [(s.userid, s.score) for s in result.seats]
             )
             count += 1
     return count
@@ -78,16 +77,16 @@ def rebuild(store, games) -> int:
 
 def rating_lines(store, result) -> list[str]:
     """The lines of an end-of-game mail that tell each player their new rating."""
-    if not result["rated"]:
+    if not result.rated:
         return ["This game was not rated."]
     lines = []
-    changes = {c["userid"]: c for c in store.rating_changes(result["id"])}
-    for userid in dict.fromkeys(s["userid"] for s in result["seats"]):
+    changes = {c.userid: c for c in store.ratings.changes(result.id)}
+    for userid in dict.fromkeys(s.userid for s in result.seats):
         change = changes.get(userid)
         if change is None:
             continue
-        before, after = change["before"], change["after"]
-        mark = " (provisional)" if change["provisional"] else ""
+        before, after = change.before, change.after
+        mark = " (provisional)" if change.provisional else ""
         if after > before:
             lines.append(f"{userid}'s rating went up from {before} to {after}{mark}.")
         elif after < before:

@@ -129,12 +129,12 @@ def login_lock(store, config, userid: str, sender: str, moment):
         return None
     since = stamp(moment - GUESS_WINDOW)
     limit = config.number("limits.failed_logins_per_hour")
-    failures = store.auth_failures(userid, sender, since)
+    failures = store.limits.auth_failures(userid, sender, since)
     if len(failures) > limit:
         return parse_stamp(failures[-limit - 1]) + GUESS_WINDOW, False
     limit = config.number("limits.failed_logins_per_account_per_hour")
-    failures = store.auth_failures_of_user(userid, since)
-    if len(failures) > limit and sender not in {a.lower() for a in store.addresses(userid)}:
+    failures = store.limits.auth_failures_of_user(userid, since)
+    if len(failures) > limit and sender not in {a.lower() for a in store.users.addresses(userid)}:
         return parse_stamp(failures[-limit - 1]) + GUESS_WINDOW, True
     return None
 
@@ -143,13 +143,13 @@ def password_check_needed(store, config, request, userid: str | None) -> bool:
     """False when the command will not get as far as its password: a duplicate, a sender
     over commands_per_hour, a locked pair or account. Then no argon2 runs for it, so a
     flood of password commands costs only these reads."""
-    if request.key and store.inbox_seen(request.key):
+    if request.key and store.limits.inbox_seen(request.key):
         return False
     sender = (request.sender or "").lower()
     if not sender:
         return True
     moment = now()
-    recent = store.rate_events("command", sender, stamp(moment - GUESS_WINDOW))
+    recent = store.limits.rate_events("command", sender, stamp(moment - GUESS_WINDOW))
     if len(recent) >= config.number("limits.commands_per_hour"):
         return False
     return userid is None or login_lock(store, config, userid.lower(), sender, moment) is None

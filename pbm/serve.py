@@ -70,7 +70,7 @@ class MailService:
             store = self._reader_store()
             if not password_check_needed(store, self.config, request, pair[0]):
                 return None
-            stored = store.password_hash(pair[0])
+            stored = store.users.password_hash(pair[0])
         except Exception:
             store, self._local.store = getattr(self._local, "store", None), None
             if store is not None:  # reopened next time, like the writer's
@@ -82,7 +82,7 @@ class MailService:
         return self.worker.submit(self._process, request, refusal, early).result()
 
     def _reader_store(self):
-        from .storage import Store
+        from .store import Store
 
         if getattr(self._local, "store", None) is None:
             self._local.store = Store.open(self.config.db_path)

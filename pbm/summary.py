@@ -32,10 +32,10 @@ def _join_names(names) -> str:
 
 def state_line(board, position, result) -> str:
     if result is not None:
-        winners = [s["userid"] for s in result["seats"] if s["score"] == 1]
+        winners = [s.userid for s in result.seats if s.score == 1]
         if not winners:
             return "Game was a tie."
-        points = f" by {result['points']} points" if result["points"] > 1 else ""
+        points = f" by {result.points} points" if result.points > 1 else ""
         return f"Game won by {_join_names(dict.fromkeys(winners))}{points}."
     seat = position.to_move()
     if seat is None:
@@ -47,11 +47,11 @@ def state_line(board, position, result) -> str:
 
 
 def _shown_text(game, ply, perspective, finished, auto_from) -> str:
-    if ply["kind"] == "move" and not game.visible_moves and not finished:
-        if ply["seat"] != perspective:
+    if ply.kind == "move" and not game.visible_moves and not finished:
+        if ply.seat != perspective:
             return "..."
-    text = {"pass": "pass", "swap": "swap"}.get(ply["kind"], ply["text"])
-    if auto_from is not None and ply["ply"] >= auto_from and ply["auto"]:
+    text = {"pass": "pass", "swap": "swap"}.get(ply.kind, ply.text)
+    if auto_from is not None and ply.ply >= auto_from and ply.auto:
         text += " (Auto)"
     return text
 
@@ -72,12 +72,12 @@ def move_lines(game, position, perspective, *, rows=None, auto_from=None, finish
     # Columns hold ply (r-1)*seats + k under seat k's current holder; after a swap or an
     # extra ply (a resignation) they would stand under the wrong name, so use lines.
     aligned = all(
-        p["seat"] == (p["ply"] - 1) % seats and p["userid"] == position.holders[p["seat"]]
+        p.seat == (p.ply - 1) % seats and p.userid == position.holders[p.seat]
         for p in plies
     )
     if game.move_layout == "lines" or seats * width > MAIL_WIDTH or not aligned:
         lines = [
-            f"{p['ply']:>4} {names[p['seat']]} ({p['userid']}): {t}" for p, t in zip(plies, texts)
+            f"{p.ply:>4} {names[p.seat]} ({p.userid}): {t}" for p, t in zip(plies, texts)
         ]
         return lines[-rows * seats :] if rows else lines
     header = [
@@ -87,7 +87,7 @@ def move_lines(game, position, perspective, *, rows=None, auto_from=None, finish
     body = []
     for start in range(0, len(plies), seats):
         cells = [
-            f"{p['ply']:>4} {t}".ljust(width)
+            f"{p.ply:>4} {t}".ljust(width)
             for p, t in zip(plies[start : start + seats], texts[start : start + seats])
         ]
         body.append("".join(cells).rstrip())
@@ -98,28 +98,28 @@ def move_lines(game, position, perspective, *, rows=None, auto_from=None, finish
 
 def timing_lines(board, position, moment, defaults) -> list[str]:
     row = board.row
-    finished = row["status"] != "active"
+    finished = row.status != "active"
     lines = [
-        f"Game started.... {show_time(row['created_at'])}",
-        f"Last move made.. {show_time(row['last_move_at'])}",
+        f"Game started.... {show_time(row.created_at)}",
+        f"Last move made.. {show_time(row.last_move_at)}",
     ]
     if finished:
-        lines.append(f"Game ended...... {show_time(row['finished_at'])}")
+        lines.append(f"Game ended...... {show_time(row.finished_at)}")
     else:
         lines.append(f"It is now....... {show_time(moment)}")
         seat = position.to_move()
         if seat is not None:
-            deadline = parse_stamp(row["last_move_at"]) + timedelta(days=row["forfeit_days"])
+            deadline = parse_stamp(row.last_move_at) + timedelta(days=row.forfeit_days)
             lines.append(
                 f"Deadline........ {show_time(deadline)} "
                 f"({position.holders[seat]} forfeits if no move)"
             )
-    if row["nag_days"] != defaults["nag_days"]:
-        lines.append(f"Nag time........ {row['nag_days']} days")
-    if row["forfeit_days"] != defaults["forfeit_days"]:
-        lines.append(f"Forfeit time.... {row['forfeit_days']} days")
-    if row["total_days"]:
-        lines.append(f"Total time...... {row['total_days']} days")
+    if row.nag_days != defaults["nag_days"]:
+        lines.append(f"Nag time........ {row.nag_days} days")
+    if row.forfeit_days != defaults["forfeit_days"]:
+        lines.append(f"Forfeit time.... {row.forfeit_days} days")
+    if row.total_days:
+        lines.append(f"Total time...... {row.total_days} days")
     lines.append("Time used by players:")
     labels = [
         f"{position.holders[s]} ({board.game.player_names[s]}):" for s in range(position.seats)
@@ -134,10 +134,10 @@ def timing_lines(board, position, moment, defaults) -> list[str]:
 def needs_timing(board, defaults) -> bool:
     row = board.row
     return (
-        row["status"] != "active"
-        or row["nag_days"] != defaults["nag_days"]
-        or row["forfeit_days"] != defaults["forfeit_days"]
-        or bool(row["total_days"])
+        row.status != "active"
+        or row.nag_days != defaults["nag_days"]
+        or row.forfeit_days != defaults["forfeit_days"]
+        or bool(row.total_days)
     )
 
 
@@ -145,13 +145,13 @@ def personal_lines(board, viewer) -> list[str]:
     """What only this recipient is told: their queued move and queued resignation."""
     lines = []
     for seat in board.position.seats_of(viewer) if viewer else []:
-        pending = board.store.queued(board.id, seat)
+        pending = board.store.votes.queued(board.id, seat)
         if pending is None:
             continue
-        if pending["move_text"] is not None:
-            guard = f"#{pending['guard']}" if pending["guard"] else ""
-            lines.append(f"You have the following move queued: {pending['move_text']}{guard}")
-        if pending["resign"]:
+        if pending.move_text is not None:
+            guard = f"#{pending.guard}" if pending.guard else ""
+            lines.append(f"You have the following move queued: {pending.move_text}{guard}")
+        if pending.resign:
             lines.append("Your resignation is queued and takes effect on your next turn.")
     return lines
 
@@ -167,19 +167,19 @@ def board_context(ctx, board, viewer, *, title, events=(), full_moves=False, tim
     else:
         seats = position.seats_of(viewer) if viewer else []
         perspective = seats[0] if seats else None
-    finished = board.row["status"] != "active" and position is board.position
+    finished = board.row.status != "active" and position is board.position
     result = board.result() if finished else None
     defaults = ctx.server.timeout_defaults()
     comments = list(board.earlier_comments) if position is board.position else []
-    if board.row["comment_text"]:
-        comments.append({"author": board.row["comment_author"], "text": board.row["comment_text"]})
+    if board.row.comment_text:
+        comments.append({"author": board.row.comment_author, "text": board.row.comment_text})
     rows = None if (full_moves or finished) else board.game.move_rows
     return {
         "title": title,
         "options_line": options_line(board.game, board.options, position.seats),
         "events": list(events),
         "state_line": state_line(board, position, result),
-        "reason": (result or {}).get("reason") or "",
+        "reason": (result.reason if result else None) or "",
         "personal_lines": list(extra_lines)
         + (personal_lines(board, viewer) if board.active and position is board.position else []),
         "rating_lines": ctx.server.rating_lines(board, result) if result else [],
@@ -204,7 +204,7 @@ def watch_lines(ctx, board) -> list[str]:
     if board.id is None:
         return []
     lines = []
-    subscribers = board.store.subscribers(board.id)
+    subscribers = board.store.watching.subscribers(board.id)
     if subscribers:
         lines.append(f"Subscribers: {' '.join(subscribers)}")
     notifiers = board.notifiers()
@@ -252,7 +252,7 @@ def board_table(game, boards) -> list[str]:
 
 
 def _table_status(board) -> str:
-    archived = " (archived)" if board.row["archived_at"] else ""
+    archived = " (archived)" if board.row.archived_at else ""
     if board.active:
         seat = board.position.to_move()
         userid = board.position.holders[seat] if seat is not None else "?"
@@ -260,8 +260,8 @@ def _table_status(board) -> str:
             return f"{userid} to start{archived}"
         return f"{userid}'s turn{archived}"
     result = board.result()
-    winners = [s["userid"] for s in result["seats"] if s["score"] == 1] if result else []
+    winners = [s.userid for s in result.seats if s.score == 1] if result else []
     if not winners:
         return f"game was a tie{archived}"
-    points = f" {result['points']} points" if result["points"] > 1 else ""
+    points = f" {result.points} points" if result.points > 1 else ""
     return f"{' '.join(dict.fromkeys(winners))} Won{points}{archived}"

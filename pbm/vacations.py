@@ -26,9 +26,9 @@ def vacation_state(store, userid: str, now: datetime) -> VacationState:
     year_start, year_end = _year_bounds(now)
     since = returned = None
     used = 0
-    for period in store.vacations(userid):
-        started = parse_stamp(period["started_at"])
-        ended = parse_stamp(period["ended_at"]) if period["ended_at"] else None
+    for period in store.users.vacations(userid):
+        started = parse_stamp(period.started_at)
+        ended = parse_stamp(period.ended_at) if period.ended_at else None
         if ended is None:
             since = started
         else:

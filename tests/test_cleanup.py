@@ -231,7 +231,7 @@ def test_one_failing_board_does_not_stop_the_run(harness, clock, monkeypatch):
     real = pbm.cleanup._clean_board
 
     def broken_first(ctx, board_id, mode, report):
-        if ctx.store.board_by_id(board_id)["number"] == 101:
+        if ctx.store.boards.by_id(board_id).number == 101:
             raise RuntimeError("a plugin bug")
         real(ctx, board_id, mode, report)
 
@@ -254,7 +254,7 @@ def test_a_move_made_after_the_listing_is_seen(harness, clock, monkeypatch):
     real = pbm.cleanup._clean_board
 
     def move_first(ctx, board_id, mode, report):
-        ctx.store.append_move(board_id, ply=3, seat=0, userid="alice", kind="move",
+        ctx.store.boards.append_ply(board_id, ply=3, seat=0, userid="alice", kind="move",
                               text="a1-c5", auto=False, charged=0, at=stamp(ctx.now))
         real(ctx, board_id, mode, report)
 

@@ -14,7 +14,7 @@ from click.testing import CliRunner
 
 import games.knightpanic
 from pbm.cli import cli
-from pbm.storage import Store
+from pbm.store import Store
 from pbm.testing import random_game
 from tests.conftest import GENEROUS_LIMITS, STRESS_FACTOR
 from tests.mailpipe import command_mail, pipe
@@ -96,11 +96,11 @@ def test_concurrent_mail_keeps_every_board_consistent(project_env, tmp_path):
     store = Store.open(home / "pbm.db")
     assert store.integrity_check() == "ok"
     for b, script in enumerate(boards):
-        row = store.get_board("knightpanic", 101 + b)
-        plies = store.moves(row["id"])
-        assert [p["text"] for p in plies] == script, "the log is exactly the accepted moves"
-        assert [p["ply"] for p in plies] == list(range(1, PLIES + 1))
-        assert row["snapshot_ply"] == PLIES
+        row = store.boards.get("knightpanic", 101 + b)
+        plies = store.boards.plies(row.id)
+        assert [p.text for p in plies] == script, "the log is exactly the accepted moves"
+        assert [p.ply for p in plies] == list(range(1, PLIES + 1))
+        assert row.snapshot_ply == PLIES
 
     by_tag = {}
     for path in (home / "outbox" / "new").iterdir():

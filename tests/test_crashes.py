@@ -14,7 +14,7 @@ from click.testing import CliRunner
 
 import games.lox
 from pbm.cli import cli
-from pbm.storage import Store
+from pbm.store import Store
 from pbm.testing import random_game
 from tests.conftest import GENEROUS_LIMITS, ROOT, STRESS_FACTOR
 from tests.mailpipe import pipe
@@ -27,10 +27,10 @@ def state_of(home, number, key):
     store = Store.open(home / "pbm.db")
     try:
         assert store.integrity_check() == "ok"
-        board = store.get_board("lox", number)
-        plies = store.moves(board["id"])
+        board = store.boards.get("lox", number)
+        plies = store.boards.plies(board.id)
         rows = [r for r in store._rows("SELECT id, status, inbox_key FROM outbox WHERE inbox_key = ?", (key,))]
-        return plies, store.inbox_seen(key), rows
+        return plies, store.limits.inbox_seen(key), rows
     finally:
         store.close()
 
@@ -73,19 +73,19 @@ def test_a_killed_handler_leaves_all_or_nothing(project_env, tmp_path):
 
         plies, seen, rows = state_of(home, 101, f"{key}@race.example")
         if seen:
-            assert [p["text"] for p in plies] == script[:ply], "the move committed with its key"
+            assert [p.text for p in plies] == script[:ply], "the move committed with its key"
             assert len(rows) == 2, "and with its two board mails"
             delivered = all(r["status"] == "sent" for r in rows)
             outcomes["delivered" if delivered else "committed"] += 1
         else:
-            assert [p["text"] for p in plies] == script[: ply - 1], "nothing of it committed"
+            assert [p.text for p in plies] == script[: ply - 1], "nothing of it committed"
             assert rows == []
             outcomes["nothing"] += 1
 
         again = pipe(project_env, raw)
         assert again.returncode == 0
         plies, seen, rows = state_of(home, 101, f"{key}@race.example")
-        assert seen and [p["text"] for p in plies] == script[:ply]
+        assert seen and [p.text for p in plies] == script[:ply]
         assert len(rows) == 2 and all(r["status"] == "sent" for r in rows)
         files = sorted((home / "outbox" / "new").iterdir())
         assert sum(f.name in {f"{r['id']:010d}.pbm" for r in rows} for f in files) == 2
@@ -116,14 +116,14 @@ def test_a_crash_between_commit_and_delivery_is_finished_by_redelivery(harness, 
     monkeypatch.undo()
     assert len(harness.outbox_files()) == before, "committed, not yet delivered"
     store = Store.open(harness.home / "pbm.db")
-    assert len(store.outbox_pending_for("crash-1@example.org")) == 2
+    assert len(store.outbox.pending_for("crash-1@example.org")) == 2
     result = harness.run("knightpanic move 101 alice secret c1-e5", sender="alice@example.org",
                          key="crash-1@example.org")
     assert result.duplicate
     assert len(harness.outbox_files()) == before + 2
-    assert store.outbox_pending_for("crash-1@example.org") == []
-    board = store.get_board("knightpanic", 101)
-    assert [p["text"] for p in store.moves(board["id"])] == ["c1-e5"]
+    assert store.outbox.pending_for("crash-1@example.org") == []
+    board = store.boards.get("knightpanic", 101)
+    assert [p.text for p in store.boards.plies(board.id)] == ["c1-e5"]
 
 
 def test_a_claim_outlives_its_process_only_while_it_runs():

@@ -11,14 +11,13 @@ import ctypes
 import os
 import signal
 import smtplib
-import sqlite3
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pbm.cli import cli
@@ -111,7 +110,7 @@ def unreadable_ini(home):
 
 def unmigrated_db(home):
     """A database file nobody ran the migrations on (created by hand, or restored wrongly)."""
-    from pbm.storage import Store
+    from pbm.store import Store
 
     (home / "pbm.db").unlink()
     Store.open(home / "pbm.db").close()

@@ -4,7 +4,6 @@ Mail stays queued, is retried with back-off, is never sent twice to an address, 
 address that fails for good is reported to the operator."""
 
 import asyncio
-import json
 import socket
 from datetime import datetime, timedelta
 
@@ -14,7 +13,7 @@ from click.testing import CliRunner
 
 from pbm.cli import cli
 from pbm.mailout import RETRY_DELAYS, RETRY_LATER
-from pbm.storage import Store
+from pbm.store import Store
 
 
 class Relay:
@@ -70,7 +69,7 @@ def flush(harness):
 def outbox(harness):
     store = Store.open(harness.home / "pbm.db")
     try:
-        return store.outbox_rows()
+        return store.outbox.rows()
     finally:
         store.close()
 
@@ -83,7 +82,7 @@ def test_a_permanently_refused_address_is_reported_and_the_rest_delivered(relay)
     assert ("op@pbm.example", "PBM delivery failure") in handler.delivered
     assert not any(address == "gone@example.org" for address, _ in handler.delivered)
     row = outbox(harness)[0]
-    assert row["status"] == "sent"
+    assert row.status == "sent"
     listing = CliRunner().invoke(cli, ["--home", str(harness.home), "outbox", "list", "--all"])
     assert "gone@example.org" in listing.output
 
@@ -94,8 +93,8 @@ def test_a_deferred_address_is_retried_alone(relay, clock):
     harness.ok("signup alice secret alice@example.org slow@example.org", sender="alice@example.org")
     assert handler.delivered == [("alice@example.org", "Account alice created")]
     [row] = outbox(harness)
-    assert row["status"] == "pending" and json.loads(row["recipients"]) == ["slow@example.org"]
-    assert row["next_attempt_at"] == "2026-05-01T08:01:00Z"
+    assert row.status == "pending" and row.recipients == ["slow@example.org"]
+    assert row.next_attempt_at == "2026-05-01T08:01:00Z"
     del handler.refuse["slow@example.org"]
     clock("2026-05-01T08:01:30")
     assert "1 sent" in flush(harness)
@@ -111,7 +110,7 @@ def test_a_relay_that_times_out_keeps_the_mail_queued(relay, clock):
     handler.stall = 2.0
     harness.ok("signup alice secret alice@example.org", sender="alice@example.org")
     [row] = outbox(harness)
-    assert row["status"] == "pending" and "timed out" in row["last_error"].lower()
+    assert row.status == "pending" and "timed out" in row.last_error.lower()
     handler.stall = 0
     clock("2026-05-01T08:02:00")
     assert "1 sent" in flush(harness)
@@ -126,16 +125,16 @@ def test_back_off_then_give_up_after_five_days(relay, clock):
     moment = start
     expected = list(RETRY_DELAYS) + [RETRY_LATER] * 12
     for attempt, delay in enumerate(expected, start=1):
-        [row] = [r for r in outbox(harness) if r["kind"] == "account"]
-        if row["status"] == "failed":
+        [row] = [r for r in outbox(harness) if r.kind == "account"]
+        if row.status == "failed":
             break
-        assert row["attempts"] == attempt
-        assert row["next_attempt_at"] == (moment + delay).strftime("%Y-%m-%dT%H:%M:%SZ")
+        assert row.attempts == attempt
+        assert row.next_attempt_at == (moment + delay).strftime("%Y-%m-%dT%H:%M:%SZ")
         moment = moment + delay
         clock(moment.isoformat())
         flush(harness)
-    [row] = [r for r in outbox(harness) if r["kind"] == "account"]
-    assert row["status"] == "failed" and "gave up after 5 days" in row["last_error"]
+    [row] = [r for r in outbox(harness) if r.kind == "account"]
+    assert row.status == "failed" and "gave up after 5 days" in row.last_error
     assert moment - start >= timedelta(days=5)
     assert ("op@pbm.example", "PBM delivery failure") in handler.delivered
     assert not any(address == "alice@example.org" for address, _ in handler.delivered)
@@ -145,7 +144,7 @@ def test_a_relay_refusing_everything_permanently_fails_the_row(relay):
     harness, handler = relay
     handler.refuse["alice@example.org"] = "550 5.7.1 Relaying denied"
     harness.ok("signup alice secret alice@example.org", sender="alice@example.org")
-    [row] = [r for r in outbox(harness) if r["kind"] == "account"]
-    assert row["status"] == "failed" and "550" in row["last_error"]
+    [row] = [r for r in outbox(harness) if r.kind == "account"]
+    assert row.status == "failed" and "550" in row.last_error
     listing = CliRunner().invoke(cli, ["--home", str(harness.home), "outbox", "list"])
     assert "failed" in listing.output and "Relaying denied" in listing.output

@@ -106,11 +106,11 @@ def test_the_early_check_does_not_start_for_a_command_that_will_not_run(harness,
 
 
 def security_hash(harness, userid):
-    from pbm.storage import Store
+    from pbm.store import Store
 
     store = Store.open(harness.home / "pbm.db")
     try:
-        return store.password_hash(userid)
+        return store.users.password_hash(userid)
     finally:
         store.close()
 
@@ -156,7 +156,7 @@ def test_generated_guessing_never_passes_the_account_limit(tmp_path_factory, mon
 
 def _pair_locked(harness, sender) -> bool:
     from pbm.clock import now
-    from pbm.storage import Store
+    from pbm.store import Store
 
     store = Store.open(harness.home / "pbm.db")
     try:

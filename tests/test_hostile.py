@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from pbm.cli import cli
-from pbm.storage import Store
+from pbm.store import Store
 from tests.conftest import GENEROUS_LIMITS, ROOT
 from tests.mailpipe import pipe
 
@@ -104,7 +104,7 @@ def test_hostile_corpus(project_env, home):
     assert store.integrity_check() == "ok"
     users = {r["userid"] for r in store._rows("SELECT userid FROM users")}
     assert users == {"alice", "bob", "sqlpw", "shellpw"}
-    board = store.get_board("knightpanic", 101)
-    assert store.moves(board["id"]) == [] and board["status"] == "active"
+    board = store.boards.get("knightpanic", 101)
+    assert store.boards.plies(board.id) == [] and board.status == "active"
     assert {r["name"] for r in store._rows("SELECT name FROM sqlite_master WHERE type='table'")} >= {
         "users", "moves", "boards"}

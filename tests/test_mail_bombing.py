@@ -8,7 +8,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pbm.config import Config
-from pbm.storage import Store, core_migrations
+from pbm.store import Store, core_migrations
 from tests.conftest import STRESS_FACTOR, Harness
 
 CAP = "[limits]\nmails_to_unconfirmed_address_per_day = 3\n"
@@ -71,8 +71,8 @@ def test_addresses_registered_before_the_upgrade_count_as_confirmed(tmp_path):
     core_migrations().apply(db)
     store = Store(sqlite3.connect(tmp_path / "pbm.db"))
     store.conn.row_factory = sqlite3.Row
-    assert store.address_proven("old", "old@example.org")
-    assert not store.address_proven("old", "new@example.org")
+    assert store.limits.address_proven("old", "old@example.org")
+    assert not store.limits.address_proven("old", "new@example.org")
 
 
 # -- generated variants ----------------------------------------------------------------

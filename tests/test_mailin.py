@@ -3,6 +3,8 @@
 import email
 import email.policy
 import sqlite3
+import subprocess
+import sys
 
 import pytest
 from click.testing import CliRunner
@@ -189,3 +191,26 @@ def test_a_multiple_mail_runs_the_good_lines_and_reports_the_bad(server):
     ]
     assert pipe(env, fixture("multiple_mixed.eml")).returncode == 0
     assert box.fresh() == [], "a redelivered multiple mail runs no line twice"
+
+
+def test_a_move_by_mail_never_imports_sqlite_utils(server):
+    """sqlite-utils builds and migrates the schema only: importing it would cost the mail
+    path more than a whole command (docs/performance.md)."""
+    env, box = server
+    assert pipe(env, fixture("challenge_multipart.eml")).returncode == 0
+    box.fresh()
+    probe = (
+        "import runpy, sys\n"
+        "try:\n"
+        "    runpy.run_path('mail_handler.py', run_name='__main__')\n"
+        "except SystemExit as done:\n"
+        "    assert not done.code, done.code\n"
+        "print(sorted(m for m in sys.modules if m.partition('.')[0] == 'sqlite_utils'))\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", probe], input=fixture("move_html_only.eml"), env=env, cwd=ROOT,
+        capture_output=True, timeout=120,
+    )
+    assert result.returncode == 0, result.stderr.decode()
+    assert result.stdout.decode().split() == ["[]"]
+    assert {m["Subject"] for m in box.fresh()} == {"KnightPanic Board 101 bob **"}

@@ -5,7 +5,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pbm.ratings import apply_result, rebuild, round_half_up, updated_rating
-from pbm.storage import Store
+from pbm.store import Store
 from tests.conftest import body_of
 
 
@@ -144,9 +144,9 @@ def test_rebuild_equals_incremental_ratings(tmp_path_factory, results):
     store = Store.open(home / "pbm.db")
     with store.write():
         for userid in ["ann", "ben", "cat", "dan", "eve"]:
-            store.create_user(userid, "x", [f"{userid}@x.org"], "2026-01-01T00:00:00Z")
+            store.users.create(userid, "x", [f"{userid}@x.org"], "2026-01-01T00:00:00Z")
         for number, (players, winner) in enumerate(results, start=101):
-            board_id = store.create_board(
+            board_id = store.boards.create(
                 game="tally", number=number, options={}, seed=1, nag_days=7, forfeit_days=21,
                 total_days=0, created_at="2026-01-01T00:00:00Z", userids=players, rated=True)
             if winner == "tie":
@@ -155,7 +155,7 @@ def test_rebuild_equals_incremental_ratings(tmp_path_factory, results):
                 index = {"first": 0, "second": 1, "last": len(players) - 1}[winner]
                 scores = [1.0 if i == index else 0.0 for i in range(len(players))]
             seats = list(zip(players, scores))
-            result_id = store.add_result(game="tally", board_id=board_id,
+            result_id = store.ratings.add_result(game="tally", board_id=board_id,
                                          finished_at="2026-01-02T00:00:00Z", rated=True,
                                          points=1, reason="", scores=seats)
             apply_result(store, result_id, "tally", seats)

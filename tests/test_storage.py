@@ -1,12 +1,14 @@
-"""Storage promises: the log is the truth, snapshots only a cache; SQL only in storage.py."""
+"""Storage promises: the log is the truth, snapshots only a cache; SQL only in pbm/store."""
 
 import ast
 import json
 import re
 from pathlib import Path
 
+import pytest
+
 from pbm.position import replay
-from pbm.storage import Store
+from pbm.store import BoardRecord, PlyRecord, Store, UserRecord
 from tests.conftest import ROOT
 
 
@@ -31,17 +33,34 @@ def test_every_snapshot_equals_a_replay_of_the_log(harness):
     games = get_games()
     store = Store.open(harness.home / "pbm.db")
     checked = 0
-    for row in store.all_boards():
-        game = games[row["game"]]
+    for row in store.boards.all():
+        game = games[row.game]
         position = replay(
-            game, json.loads(row["options"]), store.seat_userids(row["id"]), row["seed"],
-            store.moves(row["id"]),
+            game, json.loads(row.options), store.boards.seat_userids(row.id), row.seed,
+            store.boards.plies(row.id),
         )
-        assert row["snapshot_ply"] == position.plies_made
-        assert json.loads(row["snapshot_state"]) == position.state
+        assert row.snapshot_ply == position.plies_made
+        assert json.loads(row.snapshot_state) == position.state
         checked += 1
     assert checked == 4
     assert store.integrity_check() == "ok"
+
+
+def test_rows_are_immutable_records_and_a_column_added_later_is_not_seen(harness):
+    play_some_boards(harness)
+    store = Store.open(harness.home / "pbm.db")
+    store.conn.execute("ALTER TABLE boards ADD COLUMN added_by_a_later_migration TEXT")
+    board = store.boards.get("knightpanic", 101)
+    assert isinstance(board, BoardRecord) and (board.game, board.number) == ("knightpanic", 101)
+    assert not hasattr(board, "added_by_a_later_migration")
+    with pytest.raises(AttributeError):
+        board.status = "finished"
+    plies = store.boards.plies(board.id)
+    assert all(isinstance(p, PlyRecord) for p in plies)
+    assert [(p.ply, p.userid, p.text) for p in plies] == [
+        (1, "alice", "c1-a5"), (2, "bob", "a7-c3"), (3, "alice", "g1-e5")]
+    assert isinstance(store.users.get("alice"), UserRecord)
+    harness.ok("knightpanic move 101 bob secret c7-e3")
 
 
 def test_a_dropped_or_stale_snapshot_changes_nothing(harness):
@@ -58,7 +77,7 @@ def test_a_dropped_or_stale_snapshot_changes_nothing(harness):
 def test_the_database_uses_wal_and_is_migrated(harness):
     store = Store.open(harness.home / "pbm.db")
     assert store.conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
-    from pbm.storage import core_migrations
+    from pbm.store import core_migrations
 
     assert store.pending_migrations([core_migrations()]) == []
     assert store.core_pending() == []
@@ -101,17 +120,19 @@ def _string_constants(path: Path):
 
 
 def test_only_storage_touches_sqlite_and_nothing_runs_a_shell():
+    store_package = ROOT / "pbm" / "store"
+    assert (store_package / "__init__.py").exists()
     for path in sorted((ROOT / "pbm").rglob("*.py")):
         imports = set(_imports(path))
         text = path.read_text()
-        if path.name != "storage.py":
+        if store_package not in path.parents:
             assert not imports & {"sqlite3", "sqlite_utils"}, path
             assert not [s for s in _string_constants(path) if SQL_RE.match(s)], path
         assert "subprocess" not in imports, path
         assert "os.system" not in text and "shell=True" not in text, path
     for path in sorted((ROOT / "games").rglob("*.py")):
         imports = set(_imports(path))
-        assert not imports & {"sqlite3", "sqlite_utils", "pbm.storage", "smtplib"}, path
+        assert not imports & {"sqlite3", "sqlite_utils", "pbm.store", "smtplib"}, path
 
 
 def test_passwords_are_never_stored_or_mailed_in_clear(harness):
@@ -122,4 +143,4 @@ def test_passwords_are_never_stored_or_mailed_in_clear(harness):
     for path in harness.outbox_files():
         assert b"Sup3rSecret" not in path.read_bytes()
     store = Store.open(harness.home / "pbm.db")
-    assert store.password_hash("alice").startswith("$argon2id$")
+    assert store.users.password_hash("alice").startswith("$argon2id$")

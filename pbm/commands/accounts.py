@@ -66,14 +66,14 @@ def signup(ctx):
         ctx.fail(
             'Userids must be 2 to 16 characters: a letter, then letters, digits, "_", "." or "-"'
         )
-    if ctx.store.get_user(userid) is not None:
+    if ctx.store.users.get(userid) is not None:
         ctx.fail(f'Userid "{userid}" is already taken')
     check_password(ctx, password)
     addresses = parse_addresses(ctx, ctx.args[2:])
     ctx.check_daily_limit("signup", "signups_per_day", "signups")
-    ctx.store.create_user(userid, ctx.password_hash(password), addresses, stamp(ctx.now))
+    ctx.store.users.create(userid, ctx.password_hash(password), addresses, stamp(ctx.now))
     if ctx.sender_key:
-        ctx.store.add_address_proof(userid, ctx.sender_key, stamp(ctx.now))
+        ctx.store.limits.add_address_proof(userid, ctx.sender_key, stamp(ctx.now))
     body = ctx.render("mail/account_created.txt", userid=userid, addresses=addresses)
     subject = f"Account {userid} created"
     answered = ctx.sender_is_among(addresses)
@@ -86,11 +86,11 @@ def signup(ctx):
 def add(ctx):
     """Adds addresses to an account (at most 5 in all)."""
     ctx.authenticate(ctx.args[0], ctx.args[1])
-    old = ctx.store.addresses(ctx.userid)
+    old = ctx.store.users.addresses(ctx.userid)
     new = _union(old, parse_addresses(ctx, ctx.args[2:]))
     if len(new) > MAX_ADDRESSES:
         ctx.fail(f"At most {MAX_ADDRESSES} addresses per user")
-    ctx.store.set_addresses(ctx.userid, new)
+    ctx.store.users.set_addresses(ctx.userid, new)
     _account_changed(ctx, old, new)
 
 
@@ -105,9 +105,9 @@ def add(ctx):
 def change_address(ctx):
     """Replaces an account's addresses; none given means the sender's."""
     ctx.authenticate(ctx.args[0], ctx.args[1])
-    old = ctx.store.addresses(ctx.userid)
+    old = ctx.store.users.addresses(ctx.userid)
     new = parse_addresses(ctx, ctx.args[2:])
-    ctx.store.set_addresses(ctx.userid, new)
+    ctx.store.users.set_addresses(ctx.userid, new)
     _account_changed(ctx, old, new)
 
 
@@ -139,7 +139,7 @@ def change_password(ctx):
     """Replaces an account's password."""
     ctx.authenticate(ctx.args[0], ctx.args[1])
     check_password(ctx, ctx.args[2])
-    ctx.store.set_password_hash(ctx.userid, ctx.password_hash(ctx.args[2]))
+    ctx.store.users.set_password_hash(ctx.userid, ctx.password_hash(ctx.args[2]))
     body = ctx.render("mail/password_changed.txt", userid=ctx.userid)
     ctx.mail_user(ctx.userid, f"Password changed for {ctx.userid}", body, "account")
 
@@ -158,14 +158,14 @@ def signoff(ctx):
     """Deletes the account; its active boards are forfeited at once."""
     ctx.authenticate(ctx.args[0], ctx.args[1])
     userid = ctx.userid
-    addresses = ctx.store.addresses(userid)
+    addresses = ctx.store.users.addresses(userid)
     forfeited = []
-    for row in ctx.store.active_boards_of_user(userid):
-        game = ctx.server.game_for_board(row["game"])
-        forfeited.append(f"{game.display_name} board {row['number']}")
+    for row in ctx.store.boards.active_of_user(userid):
+        game = ctx.server.game_for_board(row.game)
+        forfeited.append(f"{game.display_name} board {row.number}")
         for board in boards_forfeited_on_departure(ctx, row, userid):
             ctx.announce(board)
-    ctx.store.delete_user(userid, stamp(ctx.now))
-    ctx.store.audit(stamp(ctx.now), "delete", userid=userid, detail={"boards": forfeited})
+    ctx.store.users.delete(userid, stamp(ctx.now))
+    ctx.store.limits.audit(stamp(ctx.now), "delete", userid=userid, detail={"boards": forfeited})
     body = ctx.render("mail/account_deleted.txt", userid=userid, forfeited=forfeited)
     ctx.mail_user(userid, f"Account {userid} deleted", body, "account", addresses)

@@ -73,7 +73,7 @@ def list_(ctx):
     """Lists the game types, or the boards of the named games."""
     games = ctx.server.games
     if not ctx.args:
-        counts = ctx.store.active_board_counts()
+        counts = ctx.store.boards.active_counts()
         lines = [
             f"{'Game':<16}{'Name':<16}{'Players':<9}Active boards",
         ] + [
@@ -89,7 +89,7 @@ def list_(ctx):
             ctx.fail(with_suggestion(f'Unknown game "{word}"', word, list(games)))
         chosen.append(game)
     for game in dict.fromkeys(chosen):
-        boards = [Board(ctx, row) for row in ctx.store.boards_of_game(game.name)]
+        boards = [Board(ctx, row) for row in ctx.store.boards.of_game(game.name)]
         _games_mail(ctx, game, boards, None)
 
 
@@ -167,7 +167,7 @@ def show(ctx):
     _check_mail_cap(ctx, len(requests))
     shown, not_shown = [], []
     for number, ply in requests:
-        row = ctx.store.get_board(ctx.game.name, number)
+        row = ctx.store.boards.get(ctx.game.name, number)
         if row is None:
             not_shown.append(f"{number} (not found)")
             continue
@@ -207,14 +207,14 @@ def _show_board(ctx, board, ply, viewer=None, view=None):
     if ply is not None and ply != board.position.plies_made:
         title += f" after move {ply}"
         position = replay(
-            board.game, board.options, board.seat_userids, board.row["seed"], board.plies, upto=ply
+            board.game, board.options, board.seat_userids, board.row.seed, board.plies, upto=ply
         )
     extra = []
     if viewer is not None and board.active:
         for seat in board.position.seats_of(viewer):
-            submission = ctx.store.submission(board.id, seat)
+            submission = ctx.store.votes.submission(board.id, seat)
             if submission is not None:
-                extra.append(f"You have submitted this move, not yet confirmed: {submission['move_text']}")
+                extra.append(f"You have submitted this move, not yet confirmed: {submission.move_text}")
     body = ctx.render(
         "mail/board.txt",
         **ctx.board_context(board, viewer, title=title, full_moves=True, timing=True,
@@ -252,14 +252,14 @@ def _select(ctx, args, default, userids=(), game=None):
         ctx.fail("The next selector needs at least one userid")
     if selector == "tournament":
         return []
-    rows = ctx.store.boards_of_game(game.name, userids, include_archived=selector == "archived")
+    rows = ctx.store.boards.of_game(game.name, userids, include_archived=selector == "archived")
     boards = []
     for row in rows:
-        if selector == "active" and row["status"] != "active":
+        if selector == "active" and row.status != "active":
             continue
-        if selector == "inactive" and (row["status"] == "active" or row["archived_at"]):
+        if selector == "inactive" and (row.status == "active" or row.archived_at):
             continue
-        if selector == "archived" and not row["archived_at"]:
+        if selector == "archived" and not row.archived_at:
             continue
         board = Board(ctx, row)
         if selector == "next" and board.on_move_userid() not in userids:

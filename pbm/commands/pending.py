@@ -26,11 +26,11 @@ def queue(ctx):
     waiting = [s for s in playing if s != on_move]
     if word == "cancel":
         seat = next(
-            (s for s in playing if (q := ctx.store.queued(board.id, s)) and q["move_text"]), None
+            (s for s in playing if (q := ctx.store.votes.queued(board.id, s)) and q.move_text), None
         )
         if seat is None:
             ctx.fail("You have no queued move", board)
-        ctx.store.clear_queued_move(board.id, seat)
+        ctx.store.votes.clear_queued_move(board.id, seat)
         _queue_reply(ctx, board)
         return
     if on_move in playing:
@@ -40,7 +40,7 @@ def queue(ctx):
         ctx.fail("Only moves and pass can be queued", board)
     if guard is not None and not DIGITS_RE.fullmatch(guard):
         ctx.fail(f'Invalid move number "{guard}" specified', board)
-    ctx.store.set_queued_move(board.id, waiting[0], text, guard, ctx.request.body)
+    ctx.store.votes.set_queued_move(board.id, waiting[0], text, guard, ctx.request.body)
     _queue_reply(ctx, board)
 
 
@@ -78,8 +78,8 @@ def submit(ctx):
         ply = position.try_text(seat, text)
     except MoveError as error:
         ctx.fail(str(error), board)
-    ctx.store.set_submission(
-        board.id, seat, ply["text"], guard, ctx.request.body, board.position.move_number
+    ctx.store.votes.set_submission(
+        board.id, seat, ply.text, guard, ctx.request.body, board.position.move_number
     )
     title = f"Submit of {board.title_name}"
     notice = "This is a preview of a submitted move. It must be confirmed to take effect."
@@ -107,14 +107,14 @@ def confirm(ctx):
         (
             row
             for seat in playing
-            if (row := ctx.store.submission(board.id, seat))
-            and row["move_number"] == board.position.move_number
+            if (row := ctx.store.votes.submission(board.id, seat))
+            and row.move_number == board.position.move_number
         ),
         None,
     )
     if submission is None:
         ctx.fail("No submission to confirm", board)
-    if board.position.to_move() != submission["seat"]:
+    if board.position.to_move() != submission.seat:
         ctx.fail("It is not your move", board)
-    comment = ctx.request.body if ctx.request.body.strip() else (submission["comment"] or "")
-    act(ctx, board, submission["move_text"], submission["guard"], comment)
+    comment = ctx.request.body if ctx.request.body.strip() else (submission.comment or "")
+    act(ctx, board, submission.move_text, submission.guard, comment)

@@ -35,8 +35,8 @@ def challenge(ctx):
         problems.append(f"At most {game.max_players} players can play")
     known = []
     for userid in dict.fromkeys(userids):
-        user = ctx.store.get_user(userid) if is_valid_userid(userid) else None
-        if user is None or user["status"] != "active":
+        user = ctx.store.users.get(userid) if is_valid_userid(userid) else None
+        if user is None or user.status != "active":
             problems.append(f"Unknown userid: {userid}")
         else:
             known.append(userid)
@@ -48,13 +48,13 @@ def challenge(ctx):
     day_limit = ctx.config.number("limits.boards_per_user_per_day")
     since = stamp(ctx.now - timedelta(days=1))
     for userid in known:
-        if ctx.store.count_boards_started_since(userid, since) >= day_limit:
+        if ctx.store.boards.count_started_since(userid, since) >= day_limit:
             problems.append(f"{userid} has been given {day_limit} new boards today; try tomorrow")
     for userid in known:
-        limit = ctx.store.challenge_limit(game.name, userid)
+        limit = ctx.store.users.challenge_limit(game.name, userid)
         if limit is None:
             continue
-        active = ctx.store.count_active_boards(game.name, userid)
+        active = ctx.store.boards.count_active(game.name, userid)
         if limit == 0:
             problems.append(f"{userid} is not accepting {game.display_name} challenges")
             if active == 0:
@@ -65,26 +65,26 @@ def challenge(ctx):
             )
     if problems:
         for userid in refusing:
-            ctx.store.set_inactive_flag(game.name, userid, True)
+            ctx.store.users.set_inactive_flag(game.name, userid, True)
         ctx.refuse("\n".join(problems), subject="Invalid challenge")
         return
     ctx.check_daily_limit("challenge", "challenges_per_day", "challenges")
     board = create_board(ctx, game, userids, options)
     for userid in set(userids):
-        ctx.store.decrement_seeking(game.name, userid)
+        ctx.store.users.decrement_seeking(game.name, userid)
     intro = f"A new {game.display_name} board ({board.number}) has been started."
     first = board.on_move_userid()
     subject = f"New {board.title_name}" + (f" {first}" if first else "")
-    subject += " **" if board.row["comment_text"] else ""
+    subject += " **" if board.row.comment_text else ""
     ctx.announce(board, subject=subject, title=intro, spectator_to_sender=True, kind="new_board")
 
 
 def create_board(ctx, game, userids, options) -> Board:
     defaults = ctx.server.timeout_defaults()
     server_options = ctx.parsed.server_options
-    board_id = ctx.store.create_board(
+    board_id = ctx.store.boards.create(
         game=game.name,
-        number=ctx.store.next_board_number(game.name),
+        number=ctx.store.boards.next_number(game.name),
         options=options,
         seed=secrets.randbits(63),
         nag_days=server_options.get("nag_days", defaults["nag_days"]),
@@ -94,10 +94,10 @@ def create_board(ctx, game, userids, options) -> Board:
         userids=userids,
         rated=game.is_rated(options),
     )
-    for userid in ctx.store.subscribe_all_users(game.name):
+    for userid in ctx.store.watching.subscribe_all_users(game.name):
         if userid not in userids:
-            ctx.store.subscribe(board_id, userid)
-    board = Board(ctx, ctx.store.board_by_id(board_id))
+            ctx.store.watching.subscribe(board_id, userid)
+    board = Board(ctx, ctx.store.boards.by_id(board_id))
     board.set_comment("Challenger", ctx.request.body)
     board.settle()
     return board
@@ -239,7 +239,7 @@ def check_swap(ctx, board):
     if game.swap_after is None or board.position.seats != 2:
         ctx.fail(f"{game.display_name} does not support swapping", board)
     plies = board.position.plies
-    if plies and plies[-1]["kind"] == "swap":
+    if plies and plies[-1].kind == "swap":
         ctx.fail("The board has just been swapped. Please make a move", board)
     if len(plies) != game.swap_after:
         ctx.fail(f"You can only swap after move number {game.swap_after}", board)
@@ -276,7 +276,7 @@ def vote(ctx, board, word, playing):
     pending = board.vote()
     if word in ("propose", "undo"):
         if pending is not None:
-            ctx.fail(ALREADY[pending["kind"]], board)
+            ctx.fail(ALREADY[pending.kind], board)
         kind = "draw" if word == "propose" else "undo"
         if kind == "draw" and not game.can_draw(board.position.state):
             ctx.fail(f"{game.display_name} does not support proposed Draws", board)
@@ -286,24 +286,24 @@ def vote(ctx, board, word, playing):
             if board.last_decided_ply() is None:
                 ctx.fail("There is no move to undo", board)
         accepted = set(board.position.seats_of(ctx.userid)) | board.departed_seats()
-        ctx.store.start_vote(board.id, kind, ctx.userid, stamp(ctx.now), accepted)
+        ctx.store.votes.start(board.id, kind, ctx.userid, stamp(ctx.now), accepted)
         pending = board.vote()
     elif pending is None:
         ctx.fail("Nothing has been proposed. Please move or propose a draw or undo.", board)
     elif word == "reject":
-        ctx.store.end_vote(board.id)
-        board.events.append(f"{ctx.userid} has rejected the {VOTE_NAMES[pending['kind']]}.")
+        ctx.store.votes.end(board.id)
+        board.events.append(f"{ctx.userid} has rejected the {VOTE_NAMES[pending.kind]}.")
         _finish_vote_command(ctx, board)
         return
     else:
         mine = set(board.position.seats_of(ctx.userid))
-        if mine <= set(pending["accepted"]):
+        if mine <= set(pending.accepted):
             ctx.fail("You have already accepted", board)
-        accepted = set(pending["accepted"]) | mine | board.departed_seats()
-        ctx.store.set_vote_accepted(board.id, accepted)
-        board.events.append(f"{ctx.userid} has accepted the {VOTE_NAMES[pending['kind']]}.")
+        accepted = set(pending.accepted) | mine | board.departed_seats()
+        ctx.store.votes.set_accepted(board.id, accepted)
+        board.events.append(f"{ctx.userid} has accepted the {VOTE_NAMES[pending.kind]}.")
         pending = board.vote()
-    if set(pending["accepted"]) >= set(range(board.position.seats)):
+    if set(pending.accepted) >= set(range(board.position.seats)):
         board.execute_vote(pending)
     else:
         board.events.append(board.pending_line(pending))

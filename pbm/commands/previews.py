@@ -15,7 +15,7 @@ def _position_after(ctx, board, ply):
     if not 0 <= upto <= made:
         ctx.fail(f"Board {board.number} has only {made} moves")
     return replay(
-        board.game, board.options, board.seat_userids, board.row["seed"], board.plies, upto=upto
+        board.game, board.options, board.seat_userids, board.row.seed, board.plies, upto=upto
     ), upto
 
 

@@ -3,6 +3,7 @@
 from ..clock import show_time
 from ..grammar import command
 from ..ratings import PROVISIONAL_GAMES, START_RATING
+from ..store import ChallengeSettingsRecord, RatingRecord
 
 SECTIONS = (
     ("Established", lambda p: not p["provisional"] and not p["inactive"]),
@@ -14,25 +15,24 @@ SECTIONS = (
 
 
 def _players(ctx, game):
-    ratings = {r["userid"]: r for r in ctx.store.ratings_of_game(game.name)}
-    settings = {s["userid"]: s for s in ctx.store.all_challenge_settings(game.name)}
+    ratings = {r.userid: r for r in ctx.store.ratings.of_game(game.name)}
+    settings = {s.userid: s for s in ctx.store.users.all_challenge_settings(game.name)}
     players = []
-    for userid in ctx.store.standings_userids(game.name):
-        rating = ratings.get(userid) or {"rating": START_RATING, "games": 0, "won": 0, "lost": 0,
-                                          "tied": 0}
-        setting = settings.get(userid) or {"max_active": None, "seeking": 0, "inactive": 0}
-        active = str(ctx.store.count_active_boards(game.name, userid))
-        if setting["max_active"] == 0:
+    for userid in ctx.store.ratings.standings_userids(game.name):
+        rating = ratings.get(userid) or RatingRecord(game.name, userid, START_RATING, 0, 0, 0, 0)
+        setting = settings.get(userid) or ChallengeSettingsRecord(game.name, userid, None, 0, 0)
+        active = str(ctx.store.boards.count_active(game.name, userid))
+        if setting.max_active == 0:
             active += "/reject"
-        elif setting["max_active"] is not None:
-            active += f"/{setting['max_active']}"
+        elif setting.max_active is not None:
+            active += f"/{setting.max_active}"
         players.append({
             "userid": userid,
-            **{k: rating[k] for k in ("rating", "games", "won", "lost", "tied")},
-            "provisional": rating["games"] < PROVISIONAL_GAMES,
-            "inactive": bool(setting["inactive"]),
+            **{k: getattr(rating, k) for k in ("rating", "games", "won", "lost", "tied")},
+            "provisional": rating.games < PROVISIONAL_GAMES,
+            "inactive": bool(setting.inactive),
             "active": active,
-            "seeking": setting["seeking"] or "",
+            "seeking": setting.seeking or "",
         })
     players.sort(key=lambda p: (-p["rating"], -p["games"], p["userid"]))
     return players
@@ -76,15 +76,15 @@ def history(ctx):
     for userid in wanted:
         ctx.require_user(userid)
     lines = []
-    for result in ctx.store.results(game.name, rated_only=True):
-        userids = [s["userid"] for s in result["seats"]]
+    for result in ctx.store.ratings.results(game.name, rated_only=True):
+        userids = [s.userid for s in result.seats]
         if wanted and not wanted & set(userids):
             continue
-        winners = [s["userid"] for s in result["seats"] if s["score"] == 1]
+        winners = [s.userid for s in result.seats if s.score == 1]
         winner = "&".join(dict.fromkeys(winners)) if winners else "TIE"
         lines.append(
-            f"{show_time(result['finished_at'])}  {result['number']}  {winner}  "
-            f"{result['points']}  {' '.join(userids)}"
+            f"{show_time(result.finished_at)}  {result.number}  {winner}  "
+            f"{result.points}  {' '.join(userids)}"
         )
     body = ctx.render("mail/history.txt", game=game, lines=lines)
     ctx.reply(f"Historical List of {game.display_name} games", body, kind="list")

@@ -26,7 +26,7 @@ def set_acceptance(ctx, accept: bool):
     game = ctx.game
     ctx.authenticate(ctx.args[0], ctx.args[1])
     limit = None if accept else 0
-    ctx.store.set_challenge_limit(game.name, ctx.userid, limit)
+    ctx.store.users.set_challenge_limit(game.name, ctx.userid, limit)
     word = "accepted" if accept else "rejected"
     _settings_mail(ctx, f"{game.display_name} challenges now {word}", _limit_text(limit))
 
@@ -40,7 +40,7 @@ def limit(ctx):
     game = ctx.game
     ctx.authenticate(ctx.args[0], ctx.args[1])
     if len(ctx.args) == 2:
-        current = ctx.store.challenge_limit(game.name, ctx.userid)
+        current = ctx.store.users.challenge_limit(game.name, ctx.userid)
         text = _limit_text(current) + f'\n\nSyntax is "{ctx.spec.syntax_for(game)}"'
         _settings_mail(ctx, f"{game.display_name} limit status", text)
         return
@@ -51,7 +51,7 @@ def limit(ctx):
         new = int(value)
     else:
         ctx.fail(f'Limit must be a number from 0 to 999, or accept, all, inf or reject, not "{value}"')
-    ctx.store.set_challenge_limit(game.name, ctx.userid, new)
+    ctx.store.users.set_challenge_limit(game.name, ctx.userid, new)
     word = "accepted" if new is None else "rejected" if new == 0 else "limited"
     _settings_mail(ctx, f"{game.display_name} challenges now {word}", _limit_text(new))
 
@@ -65,15 +65,15 @@ def seek(ctx):
     game = ctx.game
     ctx.authenticate(ctx.args[0], ctx.args[1])
     if len(ctx.args) == 2:
-        settings = ctx.store.challenge_settings(game.name, ctx.userid)
-        count = settings["seeking"] if settings else 0
+        settings = ctx.store.users.challenge_settings(game.name, ctx.userid)
+        count = settings.seeking if settings else 0
         text = f"You are seeking {count} {game.display_name} challenges."
         _settings_mail(ctx, f"{game.display_name} seek status", text)
         return
     if not re.fullmatch(r"\d{1,2}", ctx.args[2]):
         ctx.fail(f'Seek a number of challenges from 0 to 99, not "{ctx.args[2]}"')
     count = int(ctx.args[2])
-    ctx.store.set_seeking(game.name, ctx.userid, count)
+    ctx.store.users.set_seeking(game.name, ctx.userid, count)
     text = f"The {game.display_name} standings show that you seek {count} challenges."
     _settings_mail(ctx, f"Now seeking {count} {game.display_name} challenges", text)
 
@@ -91,10 +91,10 @@ def _vacation(ctx):
     if word == "on" and not state.on:
         if state.used_seconds >= allowance:
             ctx.fail(f"You have no vacation days left in {year}")
-        ctx.store.start_vacation(userid, stamp(ctx.now))
+        ctx.store.users.start_vacation(userid, stamp(ctx.now))
         state = vacation_state(ctx.store, userid, ctx.now)
     elif word == "off" and state.on:
-        ctx.store.end_vacation(userid, stamp(ctx.now), "user")
+        ctx.store.users.end_vacation(userid, stamp(ctx.now), "user")
         state = vacation_state(ctx.store, userid, ctx.now)
     subject = {
         None: f"Vacation status for {userid}",

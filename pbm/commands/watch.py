@@ -25,7 +25,7 @@ def chat(ctx):
     body = ctx.render("mail/chat.txt", board=board, userid=ctx.userid, text=text)
     recipients = []
     for userid in board.audience():
-        addresses = ctx.store.addresses(userid)
+        addresses = ctx.store.users.addresses(userid)
         ctx.mail_user(userid, subject, body, "chat", addresses)
         recipients.extend(addresses)
     if not ctx.sender_is_among(recipients):
@@ -72,14 +72,14 @@ def subscribe(ctx):
     game = ctx.game
     numbers = _watch_target(ctx)
     if numbers is None:
-        ctx.store.set_subscribe_all(game.name, ctx.userid, True)
-        rows = [r for r in ctx.store.boards_of_game(game.name) if r["status"] == "active"]
-        rows = [r for r in rows if ctx.userid not in ctx.store.seat_userids(r["id"])]
-        numbers = [r["number"] for r in rows]
+        ctx.store.watching.set_subscribe_all(game.name, ctx.userid, True)
+        rows = [r for r in ctx.store.boards.of_game(game.name) if r.status == "active"]
+        rows = [r for r in rows if ctx.userid not in ctx.store.boards.seat_userids(r.id)]
+        numbers = [r.number for r in rows]
     subscribed, refused = [], []
     cap = ctx.config.number("limits.max_show_mails")
     for number in numbers:
-        row = ctx.store.get_board(game.name, number)
+        row = ctx.store.boards.get(game.name, number)
         if row is None:
             refused.append(f"{number} (not found)")
             continue
@@ -89,7 +89,7 @@ def subscribe(ctx):
         elif ctx.userid in board.position.holders:
             refused.append(f"{number} (you are playing)")
         else:
-            ctx.store.subscribe(board.id, ctx.userid)
+            ctx.store.watching.subscribe(board.id, ctx.userid)
             subscribed.append(str(number))
             if len(subscribed) <= cap:
                 title = f"Subscription Summary of {board.title_name}"
@@ -106,14 +106,14 @@ def unsubscribe(ctx):
     game = ctx.game
     numbers = _watch_target(ctx)
     if numbers is None:
-        ctx.store.set_subscribe_all(game.name, ctx.userid, False)
-        numbers = [r["number"] for r in ctx.store.subscribed_boards(game.name, ctx.userid)]
+        ctx.store.watching.set_subscribe_all(game.name, ctx.userid, False)
+        numbers = [r.number for r in ctx.store.watching.subscribed_boards(game.name, ctx.userid)]
     done, refused = [], []
     for number in numbers:
-        row = ctx.store.get_board(game.name, number)
+        row = ctx.store.boards.get(game.name, number)
         if row is None:
             refused.append(f"{number} (not found)")
-        elif ctx.store.unsubscribe(row["id"], ctx.userid):
+        elif ctx.store.watching.unsubscribe(row.id, ctx.userid):
             done.append(str(number))
         else:
             refused.append(f"{number} (not subscribed)")
@@ -135,7 +135,7 @@ def notify(ctx):
     game = ctx.game
     ctx.authenticate(ctx.args[0], ctx.args[1])
     if len(ctx.args) == 2:
-        on = ctx.store.toggle_game_notify(game.name, ctx.userid)
+        on = ctx.store.watching.toggle_game_notify(game.name, ctx.userid)
         word = "started" if on else "cancelled"
         text = (
             f"You will get a short mail whenever a {game.display_name} board ends."
@@ -150,10 +150,10 @@ def notify(ctx):
         parsed = parse_board(token)
         if parsed is None:
             ctx.syntax_error()
-        row = ctx.store.get_board(game.name, parsed[0])
+        row = ctx.store.boards.get(game.name, parsed[0])
         if row is None:
             refused.append(f"{parsed[0]} (not found)")
-        elif ctx.store.toggle_board_notify(row["id"], ctx.userid):
+        elif ctx.store.watching.toggle_board_notify(row.id, ctx.userid):
             now_on.append(str(parsed[0]))
         else:
             now_off.append(str(parsed[0]))
@@ -193,9 +193,9 @@ def broadcast(ctx):
     if not text.strip():
         ctx.fail("The message is empty")
     since = stamp(ctx.now - timedelta(days=1))
-    if ctx.store.audit_count_since("broadcast", ctx.userid, since):
+    if ctx.store.limits.audit_count_since("broadcast", ctx.userid, since):
         ctx.fail("Only one broadcast per day is allowed")
-    ctx.store.audit(stamp(ctx.now), "broadcast", userid=ctx.userid)
+    ctx.store.limits.audit(stamp(ctx.now), "broadcast", userid=ctx.userid)
     body = ctx.render("mail/message.txt", sender=ctx.userid, text=text, broadcast=True)
     ctx.mail_address(address, f"Broadcast from {ctx.userid} via PBM Server", body, "broadcast")
     ctx.reply("Message sent", ctx.render("mail/notice.txt", text=f"Your broadcast went to {address}."))

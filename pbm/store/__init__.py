@@ -1,0 +1,45 @@
+"""All of pbm's SQL: the schema, its migrations, and every query the core runs, by concern.
+
+`Store` holds the connection and its transactions; `store.users`, `store.boards`,
+`store.votes`, `store.watching`, `store.ratings`, `store.limits` and `store.outbox`
+hold the queries of one concern each and hand out rows as the records of `records`.
+"""
+
+from .connection import Store, core_migrations, is_busy_or_full, unusable_database_cause
+from .records import (
+    BoardRecord,
+    ChallengeSettingsRecord,
+    OutboxEntry,
+    OutboxRow,
+    PlyRecord,
+    QueuedRecord,
+    RatingChangeRecord,
+    RatingRecord,
+    ResultRecord,
+    ResultSeatRecord,
+    SubmissionRecord,
+    UserRecord,
+    VacationRecord,
+    VoteRecord,
+)
+
+__all__ = [
+    "BoardRecord",
+    "ChallengeSettingsRecord",
+    "OutboxEntry",
+    "OutboxRow",
+    "PlyRecord",
+    "QueuedRecord",
+    "RatingChangeRecord",
+    "RatingRecord",
+    "ResultRecord",
+    "ResultSeatRecord",
+    "Store",
+    "SubmissionRecord",
+    "UserRecord",
+    "VacationRecord",
+    "VoteRecord",
+    "core_migrations",
+    "is_busy_or_full",
+    "unusable_database_cause",
+]

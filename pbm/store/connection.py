@@ -1,0 +1,400 @@
+"""The connection, its transactions and savepoints, and the schema's migrations.
+
+Every read-then-write runs inside `Store.write()`, which opens the transaction with
+BEGIN IMMEDIATE so two processes never interleave a check and its update.
+"""
+
+import sqlite3
+from contextlib import contextmanager
+from functools import lru_cache
+from pathlib import Path
+
+from .boards import Boards
+from .limits import Limits
+from .outbox import Outbox
+from .ratings import Ratings
+from .users import Users
+from .votes import Votes
+from .watching import Watching
+
+BUSY_TIMEOUT_SECONDS = 30
+CORE_SET = "pbm"
+_CORE_STEPS = []
+
+
+def _core_step(step):
+    _CORE_STEPS.append(step)
+    return step
+
+
+@lru_cache(maxsize=1)
+def core_migrations():
+    """The core's sqlite-utils migration set. Built on demand: importing sqlite_utils costs
+    more than a whole mail command, and only `pbm init` and `pbm migrate` need it."""
+    import sqlite_utils
+
+    migrations = sqlite_utils.Migrations(CORE_SET)
+    for step in _CORE_STEPS:
+        migrations()(step)
+    return migrations
+
+
+@_core_step
+def m001_core(db):
+    db["users"].create(
+        {"userid": str, "password_hash": str, "status": str, "created_at": str, "deleted_at": str},
+        pk="userid",
+        not_null={"status", "created_at"},
+    )
+    db["addresses"].create(
+        {"id": int, "userid": str, "address": str, "position": int},
+        pk="id",
+        foreign_keys=[("userid", "users", "userid")],
+        not_null={"userid", "address", "position"},
+    )
+    db["addresses"].create_index(["userid", "address"], unique=True)
+    db["addresses"].create_index(["address"])
+    db["counters"].create({"game": str, "next_number": int}, pk="game", not_null={"next_number"})
+    db["boards"].create(
+        {
+            "id": int,
+            "game": str,
+            "number": int,
+            "status": str,
+            "options": str,
+            "nag_days": int,
+            "forfeit_days": int,
+            "total_days": int,
+            "seed": int,
+            "created_at": str,
+            "last_move_at": str,
+            "last_nag_at": str,
+            "finished_at": str,
+            "archived_at": str,
+            "rated": int,
+            "comment_author": str,
+            "comment_text": str,
+            "comment_at": str,
+            "snapshot_ply": int,
+            "snapshot_state": str,
+        },
+        pk="id",
+        not_null={"game", "number", "status", "options", "seed", "created_at", "last_move_at"},
+    )
+    db["boards"].create_index(["game", "number"], unique=True)
+    db["boards"].create_index(["game", "status"])
+    db["seats"].create(
+        {"board_id": int, "seat": int, "userid": str},
+        pk=("board_id", "seat"),
+        foreign_keys=[("board_id", "boards", "id"), ("userid", "users", "userid")],
+        not_null={"userid"},
+    )
+    db["seats"].create_index(["userid", "board_id"])
+    db["moves"].create(
+        {
+            "id": int,
+            "board_id": int,
+            "ply": int,
+            "seat": int,
+            "userid": str,
+            "kind": str,
+            "text": str,
+            "auto": int,
+            "charged": int,
+            "created_at": str,
+            "undone_at": str,
+        },
+        pk="id",
+        foreign_keys=[("board_id", "boards", "id")],
+        not_null={"board_id", "ply", "seat", "userid", "kind", "text", "auto", "charged", "created_at"},
+    )
+    # A ply number is taken once per board among the plies still standing.
+    db.execute(
+        "CREATE UNIQUE INDEX idx_moves_live_ply ON moves (board_id, ply) WHERE undone_at IS NULL"
+    )
+    db["subscriptions"].create(
+        {"board_id": int, "userid": str},
+        pk=("board_id", "userid"),
+        foreign_keys=[("board_id", "boards", "id"), ("userid", "users", "userid")],
+    )
+    db["subscriptions"].create_index(["userid"])
+    db["challenge_settings"].create(
+        {"game": str, "userid": str, "max_active": int, "seeking": int, "inactive": int},
+        pk=("game", "userid"),
+        foreign_keys=[("userid", "users", "userid")],
+        not_null={"seeking", "inactive"},
+        defaults={"seeking": 0, "inactive": 0},
+    )
+    db["results"].create(
+        {
+            "id": int,
+            "game": str,
+            "board_id": int,
+            "finished_at": str,
+            "rated": int,
+            "points": int,
+            "reason": str,
+        },
+        pk="id",
+        foreign_keys=[("board_id", "boards", "id")],
+        not_null={"game", "board_id", "finished_at", "rated", "points"},
+    )
+    db["results"].create_index(["board_id"])
+    db["result_seats"].create(
+        {"result_id": int, "seat": int, "userid": str, "score": float},
+        pk=("result_id", "seat"),
+        foreign_keys=[("result_id", "results", "id")],
+        not_null={"userid", "score"},
+    )
+    db["inbox"].create({"key": str, "received_at": str}, pk="key", not_null={"received_at"})
+    db["outbox"].create(
+        {
+            "id": int,
+            "created_at": str,
+            "kind": str,
+            "recipients": str,
+            "envelope_from": str,
+            "message_id": str,
+            "message": bytes,
+            "status": str,
+            "attempts": int,
+            "next_attempt_at": str,
+            "claimed_at": str,
+            "last_error": str,
+            "sent_at": str,
+        },
+        pk="id",
+        not_null={"created_at", "kind", "recipients", "message_id", "message", "status", "attempts"},
+        defaults={"attempts": 0},
+    )
+    db["outbox"].create_index(["status", "next_attempt_at"])
+    db["audit"].create(
+        {"id": int, "at": str, "kind": str, "game": str, "board": int, "userid": str, "detail": str},
+        pk="id",
+        not_null={"at", "kind"},
+    )
+
+
+def is_busy_or_full(error: BaseException) -> bool:
+    """A database error that waiting may cure: locked past the busy timeout, or a full disk."""
+    if not isinstance(error, sqlite3.OperationalError):
+        return False
+    text = str(error).lower()
+    return any(w in text for w in ("locked", "busy", "disk is full", "disk i/o"))
+
+
+def unusable_database_cause(error: BaseException) -> str | None:
+    """What is wrong when the database cannot be opened, read or written at all (the
+    operator must act: permissions, a read-only mount, a damaged file), or None."""
+    if not isinstance(error, sqlite3.DatabaseError) or is_busy_or_full(error):
+        return None
+    text = str(error).lower()
+    for words, cause in (
+        (("readonly", "read-only"), "the database is read-only to this user"),
+        (("unable to open",), "the database cannot be opened"),
+        (("not a database", "malformed", "corrupt"), "the database file is damaged"),
+        (("no such table", "no such column"), "the database is not migrated"),
+    ):
+        if any(w in text for w in words):
+            return f"{cause} ({error})"
+    return f"database error ({error})"
+
+
+@_core_step
+def m002_votes_queues_watching_ratings(db):
+    db["votes"].create(
+        {"board_id": int, "kind": str, "proposer": str, "created_at": str, "accepted": str,
+         "last_nag_at": str},
+        pk="board_id",
+        foreign_keys=[("board_id", "boards", "id")],
+        not_null={"kind", "proposer", "created_at", "accepted"},
+    )
+    db["queued"].create(
+        {"board_id": int, "seat": int, "move_text": str, "guard": str, "comment": str,
+         "resign": int},
+        pk=("board_id", "seat"),
+        foreign_keys=[("board_id", "boards", "id")],
+        not_null={"resign"},
+        defaults={"resign": 0},
+    )
+    db["submissions"].create(
+        {"board_id": int, "seat": int, "move_text": str, "guard": str, "comment": str,
+         "move_number": int},
+        pk=("board_id", "seat"),
+        foreign_keys=[("board_id", "boards", "id")],
+        not_null={"move_text", "move_number"},
+    )
+    db["subscribe_all"].create(
+        {"game": str, "userid": str}, pk=("game", "userid"),
+        foreign_keys=[("userid", "users", "userid")],
+    )
+    db["notify_board"].create(
+        {"board_id": int, "userid": str}, pk=("board_id", "userid"),
+        foreign_keys=[("board_id", "boards", "id"), ("userid", "users", "userid")],
+    )
+    db["notify_game"].create(
+        {"game": str, "userid": str}, pk=("game", "userid"),
+        foreign_keys=[("userid", "users", "userid")],
+    )
+    db["ratings"].create(
+        {"game": str, "userid": str, "rating": int, "games": int, "won": int, "lost": int,
+         "tied": int},
+        pk=("game", "userid"),
+        not_null={"rating", "games", "won", "lost", "tied"},
+    )
+    db["rating_changes"].create(
+        {"result_id": int, "userid": str, "before": int, "after": int, "provisional": int},
+        pk=("result_id", "userid"),
+        foreign_keys=[("result_id", "results", "id")],
+        not_null={"before", "after", "provisional"},
+    )
+    db["vacations"].create(
+        {"id": int, "userid": str, "started_at": str, "ended_at": str, "ended_by": str},
+        pk="id",
+        foreign_keys=[("userid", "users", "userid")],
+        not_null={"userid", "started_at"},
+    )
+    db["vacations"].create_index(["userid", "started_at"])
+    db["boards"].create_index(["status", "archived_at"])
+    db["inbox"].create_index(["received_at"])
+
+
+@_core_step
+def m003_abuse_limits_and_outbox_links(db):
+    db["rate_events"].create(
+        {"id": int, "kind": str, "key": str, "at": str}, pk="id", not_null={"kind", "key", "at"}
+    )
+    db["rate_events"].create_index(["kind", "key", "at"])
+    db["auth_failures"].create(
+        {"id": int, "userid": str, "sender": str, "at": str},
+        pk="id",
+        not_null={"userid", "sender", "at"},
+    )
+    db["auth_failures"].create_index(["userid", "sender", "at"])
+    db["outbox"].add_column("inbox_key", str)
+    db["outbox"].add_column("userid", str)
+    db["outbox"].create_index(["inbox_key"])
+    db["outbox"].create_index(["userid", "created_at"])
+
+
+@_core_step
+def m004_address_proofs(db):
+    """Addresses a command of the account has come from (docs/security.md). Addresses
+    registered before this step are taken as proven: their owners have been receiving mail
+    there."""
+    db["address_proofs"].create(
+        {"userid": str, "address": str, "at": str},
+        pk=("userid", "address"),
+        not_null={"at"},
+    )
+    db.execute(
+        "INSERT OR IGNORE INTO address_proofs (userid, address, at) "
+        "SELECT a.userid, lower(a.address), u.created_at FROM addresses a "
+        "JOIN users u ON u.userid = a.userid"
+    )
+
+
+class Store:
+    """One connection to $PBM_HOME/pbm.db, its transactions, and one repository per concern."""
+
+    def __init__(self, conn: sqlite3.Connection):
+        self.conn = conn
+        self._db = None
+        self.users = Users(self)
+        self.boards = Boards(self)
+        self.votes = Votes(self)
+        self.watching = Watching(self)
+        self.ratings = Ratings(self)
+        self.limits = Limits(self)
+        self.outbox = Outbox(self)
+
+    @property
+    def db(self):
+        """sqlite-utils on the same connection, for schema work."""
+        if self._db is None:
+            import sqlite_utils
+
+            self._db = sqlite_utils.Database(self.conn, execute_plugins=False)
+        return self._db
+
+    @classmethod
+    def open(cls, path: Path) -> "Store":
+        conn = sqlite3.connect(str(path), timeout=BUSY_TIMEOUT_SECONDS, isolation_level=None)
+        conn.execute("PRAGMA foreign_keys=ON")
+        conn.execute("PRAGMA synchronous=FULL")
+        return cls(conn)
+
+    def close(self):
+        self.conn.close()
+
+    # -- transactions ------------------------------------------------------------
+
+    @contextmanager
+    def write(self):
+        """One read-then-write unit: BEGIN IMMEDIATE, then COMMIT or ROLLBACK."""
+        self.conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield self
+        except BaseException:
+            if self.conn.in_transaction:
+                self.conn.execute("ROLLBACK")
+            raise
+        self.conn.execute("COMMIT")
+
+    @contextmanager
+    def savepoint(self):
+        """Undo a refused command's partial writes but keep the transaction."""
+        self.conn.execute("SAVEPOINT command")
+        try:
+            yield
+        except BaseException:
+            self.conn.execute("ROLLBACK TO SAVEPOINT command")
+            self.conn.execute("RELEASE SAVEPOINT command")
+            raise
+        self.conn.execute("RELEASE SAVEPOINT command")
+
+    # -- migrations --------------------------------------------------------------
+
+    def core_pending(self) -> list[tuple[str, str]]:
+        """Core migrations not yet applied, read with plain SQL: every mail checks this."""
+        applied = set()
+        if self._value(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '_sqlite_migrations'"
+        ):
+            applied = {
+                r["name"]
+                for r in self._rows(
+                    "SELECT name FROM _sqlite_migrations WHERE migration_set = ?", (CORE_SET,)
+                )
+            }
+        return [(CORE_SET, step.__name__) for step in _CORE_STEPS if step.__name__ not in applied]
+
+    def pending_migrations(self, migration_sets):
+        return [(s.name, m.name) for s in migration_sets for m in s.pending(self.db)]
+
+    def applied_migrations(self, migration_sets):
+        return [(s.name, m.name, m.applied_at) for s in migration_sets for m in s.applied(self.db)]
+
+    def apply_migrations(self, migration_sets):
+        for migration_set in migration_sets:
+            migration_set.apply(self.db)
+
+    def enable_wal(self):
+        self.db.enable_wal()
+
+    def integrity_check(self) -> str:
+        return self.conn.execute("PRAGMA integrity_check").fetchone()[0]
+
+    # -- helpers -------------------------------------------------------------------
+
+    def _rows(self, sql, params=()):
+        cursor = self.conn.execute(sql, params)
+        names = [d[0] for d in cursor.description]
+        return [dict(zip(names, row)) for row in cursor.fetchall()]
+
+    def _value(self, sql, params=()):
+        row = self.conn.execute(sql, params).fetchone()
+        return row[0] if row else None
+
+    def checkpoint(self):
+        self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")

@@ -1,0 +1,80 @@
+"""Abuse limits: inbox keys, rate events, failed logins, and the audit log."""
+
+import json
+
+from .repository import Repository
+
+
+class Limits(Repository):
+    def inbox_seen(self, key: str) -> bool:
+        return self._value("SELECT 1 FROM inbox WHERE key = ?", (key,)) is not None
+
+    def inbox_add(self, key: str, at: str):
+        self.conn.execute("INSERT INTO inbox (key, received_at) VALUES (?, ?)", (key, at))
+
+    def prune_inbox(self, before: str) -> int:
+        return self.conn.execute("DELETE FROM inbox WHERE received_at < ?", (before,)).rowcount
+
+    def audit_count_since(self, kind: str, userid: str, since: str) -> int:
+        return self._value(
+            "SELECT count(*) FROM audit WHERE kind = ? AND userid = ? AND at >= ?",
+            (kind, userid, since),
+        )
+
+    def rate_events(self, kind: str, key: str, since: str) -> list[str]:
+        """Times of a sender's recent events of one kind, oldest first."""
+        return self._column(
+            "SELECT at FROM rate_events WHERE kind = ? AND key = ? AND at >= ? ORDER BY at",
+            (kind, key, since),
+        )
+
+    def add_rate_event(self, kind: str, key: str, at: str):
+        self.conn.execute(
+            "INSERT INTO rate_events (kind, key, at) VALUES (?, ?, ?)", (kind, key, at)
+        )
+
+    def auth_failures(self, userid: str, sender: str, since: str) -> list[str]:
+        return self._column(
+            "SELECT at FROM auth_failures WHERE userid = ? AND sender = ? AND at >= ? "
+            "ORDER BY at",
+            (userid, sender, since),
+        )
+
+    def add_auth_failure(self, userid: str, sender: str, at: str):
+        self.conn.execute(
+            "INSERT INTO auth_failures (userid, sender, at) VALUES (?, ?, ?)", (userid, sender, at)
+        )
+
+    def prune_rate_rows(self, before: str) -> int:
+        pruned = self.conn.execute("DELETE FROM rate_events WHERE at < ?", (before,)).rowcount
+        return pruned + self.conn.execute(
+            "DELETE FROM auth_failures WHERE at < ?", (before,)
+        ).rowcount
+
+    def audit(self, at: str, kind: str, *, game=None, board=None, userid=None, detail=None):
+        self.conn.execute(
+            "INSERT INTO audit (at, kind, game, board, userid, detail) VALUES (?, ?, ?, ?, ?, ?)",
+            (at, kind, game, board, userid, json.dumps(detail) if detail is not None else None),
+        )
+
+    def auth_failures_of_user(self, userid: str, since: str) -> list[str]:
+        """Times of failed logins to one userid from any sender, oldest first."""
+        return self._column(
+            "SELECT at FROM auth_failures WHERE userid = ? AND at >= ? ORDER BY at",
+            (userid, since),
+        )
+
+    def address_proven(self, userid: str, address: str) -> bool:
+        return (
+            self._value(
+                "SELECT 1 FROM address_proofs WHERE userid = ? AND address = ?",
+                (userid, address.lower()),
+            )
+            is not None
+        )
+
+    def add_address_proof(self, userid: str, address: str, at: str):
+        self.conn.execute(
+            "INSERT OR IGNORE INTO address_proofs (userid, address, at) VALUES (?, ?, ?)",
+            (userid, address.lower(), at),
+        )

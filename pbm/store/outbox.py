@@ -1,0 +1,126 @@
+"""The outbox: mail queued in a command's transaction and its delivery state."""
+
+import json
+
+from .records import OutboxEntry, OutboxRow
+from .repository import Repository
+
+
+class Outbox(Repository):
+    def add(self, *, created_at, kind, recipients, envelope_from, message_id, message,
+            inbox_key=None, userid=None) -> int:
+        cursor = self.conn.execute(
+            "INSERT INTO outbox (created_at, kind, recipients, envelope_from, message_id, message, "
+            "status, attempts, next_attempt_at, inbox_key, userid) "
+            "VALUES (?, ?, ?, ?, ?, ?, 'pending', 0, ?, ?, ?)",
+            (created_at, kind, json.dumps(recipients), envelope_from, message_id, message,
+             created_at, inbox_key, userid),
+        )
+        return cursor.lastrowid
+
+    def pending_for(self, inbox_key: str) -> list[int]:
+        """Rows a command queued but whose delivery a crash may have cut short."""
+        return self._column(
+            "SELECT id FROM outbox WHERE inbox_key = ? AND status IN ('pending', 'sending') "
+            "ORDER BY id",
+            (inbox_key,),
+        )
+
+    def count_to_user(self, userid: str, kinds, since: str) -> int:
+        marks = ",".join("?" * len(kinds))
+        return self._value(
+            f"SELECT count(*) FROM outbox WHERE userid = ? AND created_at >= ? AND kind IN ({marks})",
+            (userid, since, *kinds),
+        )
+
+    def narrow_recipients(self, row_id: int, recipients, error: str, next_attempt_at: str):
+        """Keep retrying only the addresses the relay deferred; the others are done."""
+        with self.store.write():
+            self.conn.execute(
+                "UPDATE outbox SET status = 'pending', recipients = ?, attempts = attempts + 1, "
+                "next_attempt_at = ?, last_error = ?, claimed_at = NULL WHERE id = ?",
+                (json.dumps(recipients), next_attempt_at, error, row_id),
+            )
+
+    def claim_many(self, row_ids, claim: str, stale_before: str, is_dead) -> list[OutboxRow]:
+        """Take rows for delivery in one transaction: pending ones, and ones whose claim is
+        stale or whose claimer `is_dead(claim)`; rows done or held elsewhere are left out."""
+        if not row_ids:
+            return []
+        marks = ",".join("?" * len(row_ids))
+        with self.store.write():
+            takeable = [
+                row_id
+                for row_id, status, claimed_at in self.conn.execute(
+                    f"SELECT id, status, claimed_at FROM outbox WHERE id IN ({marks})", row_ids
+                )
+                if status == "pending"
+                or (status == "sending" and (claimed_at < stale_before or is_dead(claimed_at)))
+            ]
+            if not takeable:
+                return []
+            marks = ",".join("?" * len(takeable))
+            self.conn.execute(
+                f"UPDATE outbox SET status = 'sending', claimed_at = ? WHERE id IN ({marks})",
+                (claim, *takeable),
+            )
+            return self._records(
+                OutboxRow, f"SELECT * FROM outbox WHERE id IN ({marks}) ORDER BY id", takeable,
+                decode={"recipients": json.loads},
+            )
+
+    def due(self, at: str) -> list[int]:
+        """Rows due for a delivery attempt, and rows being sent (the claim decides)."""
+        return self._column(
+            "SELECT id FROM outbox WHERE (status = 'pending' AND next_attempt_at <= ?) "
+            "OR status = 'sending' ORDER BY id",
+            (at,),
+        )
+
+    def mark_sent_many(self, row_ids, at: str):
+        marks = ",".join("?" * len(row_ids))
+        with self.store.write():
+            self.conn.execute(
+                f"UPDATE outbox SET status = 'sent', sent_at = ?, attempts = attempts + 1, "
+                f"last_error = NULL WHERE id IN ({marks})",
+                (at, *row_ids),
+            )
+
+    def mark_retry(self, row_id: int, next_attempt_at: str, error: str):
+        with self.store.write():
+            self.conn.execute(
+                "UPDATE outbox SET status = 'pending', attempts = attempts + 1, "
+                "next_attempt_at = ?, last_error = ?, claimed_at = NULL WHERE id = ?",
+                (next_attempt_at, error, row_id),
+            )
+
+    def mark_failed(self, row_id: int, error: str):
+        with self.store.write():
+            self.conn.execute(
+                "UPDATE outbox SET status = 'failed', attempts = attempts + 1, last_error = ?, "
+                "claimed_at = NULL WHERE id = ?",
+                (error, row_id),
+            )
+
+    def reschedule(self, row_id: int, at: str) -> bool:
+        with self.store.write():
+            return bool(
+                self.conn.execute(
+                    "UPDATE outbox SET status = 'pending', next_attempt_at = ?, claimed_at = NULL "
+                    "WHERE id = ? AND status IN ('pending', 'failed')",
+                    (at, row_id),
+                ).rowcount
+            )
+
+    def rows(self, statuses=None) -> list[OutboxEntry]:
+        sql = (
+            "SELECT id, created_at, kind, recipients, message_id, status, attempts, "
+            "next_attempt_at, last_error, sent_at FROM outbox"
+        )
+        params = []
+        if statuses:
+            sql += f" WHERE status IN ({','.join('?' * len(statuses))})"
+            params.extend(statuses)
+        return self._records(
+            OutboxEntry, sql + " ORDER BY id", params, decode={"recipients": json.loads}
+        )

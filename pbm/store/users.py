@@ -1,0 +1,122 @@
+"""Accounts, their addresses and vacations, and each user's per-game challenge settings."""
+
+from .records import ChallengeSettingsRecord, UserRecord, VacationRecord
+from .repository import Repository
+
+
+class Users(Repository):
+    def get(self, userid: str) -> UserRecord | None:
+        return self._record(UserRecord, "SELECT * FROM users WHERE userid = ?", (userid,))
+
+    def password_hash(self, userid: str) -> str | None:
+        return self._value(
+            "SELECT password_hash FROM users WHERE userid = ? AND status = 'active'", (userid,)
+        )
+
+    def create(self, userid: str, password_hash: str, addresses, at: str):
+        self.conn.execute(
+            "INSERT INTO users (userid, password_hash, status, created_at) VALUES (?, ?, 'active', ?)",
+            (userid, password_hash, at),
+        )
+        self.set_addresses(userid, addresses)
+
+    def set_password_hash(self, userid: str, password_hash: str):
+        self.conn.execute(
+            "UPDATE users SET password_hash = ? WHERE userid = ?", (password_hash, userid)
+        )
+
+    def addresses(self, userid: str) -> list[str]:
+        return self._column(
+            "SELECT address FROM addresses WHERE userid = ? ORDER BY position", (userid,)
+        )
+
+    def set_addresses(self, userid: str, addresses):
+        self.conn.execute("DELETE FROM addresses WHERE userid = ?", (userid,))
+        self.conn.executemany(
+            "INSERT INTO addresses (userid, address, position) VALUES (?, ?, ?)",
+            [(userid, address, i) for i, address in enumerate(addresses)],
+        )
+
+    def delete(self, userid: str, at: str):
+        """Keep the userid as a tombstone so it is never reused; erase the rest."""
+        self.conn.execute("DELETE FROM addresses WHERE userid = ?", (userid,))
+        for table in ("subscriptions", "subscribe_all", "notify_board", "notify_game",
+                      "challenge_settings"):
+            self.conn.execute(f"DELETE FROM {table} WHERE userid = ?", (userid,))
+        self.conn.execute(
+            "UPDATE users SET password_hash = NULL, status = 'deleted', deleted_at = ? "
+            "WHERE userid = ?",
+            (at, userid),
+        )
+
+    def active_userids(self) -> list[str]:
+        return self._column("SELECT userid FROM users WHERE status = 'active' ORDER BY userid")
+
+    def challenge_limit(self, game: str, userid: str) -> int | None:
+        """The most active boards a user accepts in a game; None: no limit."""
+        return self._value(
+            "SELECT max_active FROM challenge_settings WHERE game = ? AND userid = ?",
+            (game, userid),
+        )
+
+    def set_inactive_flag(self, game: str, userid: str, inactive: bool):
+        self.conn.execute(
+            "INSERT INTO challenge_settings (game, userid, inactive) VALUES (?, ?, ?) "
+            "ON CONFLICT (game, userid) DO UPDATE SET inactive = excluded.inactive",
+            (game, userid, int(inactive)),
+        )
+
+    def challenge_settings(self, game: str, userid: str) -> ChallengeSettingsRecord | None:
+        return self._record(
+            ChallengeSettingsRecord,
+            "SELECT * FROM challenge_settings WHERE game = ? AND userid = ?", (game, userid)
+        )
+
+    def set_challenge_limit(self, game: str, userid: str, limit: int | None):
+        self.conn.execute(
+            "INSERT INTO challenge_settings (game, userid, max_active) VALUES (?, ?, ?) "
+            "ON CONFLICT (game, userid) DO UPDATE SET max_active = excluded.max_active",
+            (game, userid, limit),
+        )
+
+    def set_seeking(self, game: str, userid: str, count: int):
+        self.conn.execute(
+            "INSERT INTO challenge_settings (game, userid, seeking) VALUES (?, ?, ?) "
+            "ON CONFLICT (game, userid) DO UPDATE SET seeking = excluded.seeking",
+            (game, userid, count),
+        )
+
+    def decrement_seeking(self, game: str, userid: str):
+        self.conn.execute(
+            "UPDATE challenge_settings SET seeking = seeking - 1 "
+            "WHERE game = ? AND userid = ? AND seeking > 0",
+            (game, userid),
+        )
+
+    def all_challenge_settings(self, game: str) -> list[ChallengeSettingsRecord]:
+        return self._records(
+            ChallengeSettingsRecord, "SELECT * FROM challenge_settings WHERE game = ?", (game,)
+        )
+
+    def vacations(self, userid: str) -> list[VacationRecord]:
+        return self._records(
+            VacationRecord,
+            "SELECT * FROM vacations WHERE userid = ? ORDER BY started_at",
+            (userid,),
+        )
+
+    def start_vacation(self, userid: str, at: str):
+        self.conn.execute(
+            "INSERT INTO vacations (userid, started_at) VALUES (?, ?)", (userid, at)
+        )
+
+    def end_vacation(self, userid: str, at: str, ended_by: str):
+        self.conn.execute(
+            "UPDATE vacations SET ended_at = ?, ended_by = ? WHERE userid = ? AND ended_at IS NULL",
+            (at, ended_by, userid),
+        )
+
+    def on_vacation(self) -> list[str]:
+        return self._column(
+            "SELECT DISTINCT userid FROM vacations WHERE ended_at IS NULL ORDER BY userid"
+        )
