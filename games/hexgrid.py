@@ -1,4 +1,4 @@
-"""Hexagonal board geometry shared by the hex games (spec games/hexgrid.md); no game rules.
+"""Hexagonal board geometry shared by the hex games (docs/spec/games/hexgrid.md); no game rules.
 
 A cell is an axial ``(q, r)`` tuple. Two board shapes exist:
 
@@ -21,10 +21,11 @@ from collections.abc import Callable, Collection, Iterable, Mapping
 Cell = tuple[int, int]
 Symbols = Mapping[Cell, str] | Callable[[Cell], str]
 
-# D0..D5 of spec 1.1; D(i+3) is the opposite of D(i).
+# D0..D5 of docs/spec/games/hexgrid.md §1.1; D(i+3) is the opposite of D(i).
 DIRECTIONS: tuple[Cell, ...] = ((1, 0), (1, -1), (0, -1), (-1, 0), (-1, 1), (0, 1))
 
-# Spec 3.2 order: two steps along D0 then one along D5, two along D0 and one along D1, ...
+# docs/spec/games/hexgrid.md §3.2 order: two steps along D0 then one along D5, two along D0 and one
+# along D1, ...
 KNIGHT_OFFSETS: tuple[Cell, ...] = (
     (2, 1), (3, -1), (3, -2), (2, -3), (1, -3), (-1, -2),
     (-2, -1), (-3, 1), (-3, 2), (-2, 3), (-1, 3), (1, 2),
@@ -79,8 +80,8 @@ class HexBoard(ABC):
       size            n for a rhombus, the base b for a hexhex board
       cells           every cell, ordered by letter then number (see sort_key)
       neighbours      cell -> adjacent cells, in direction order D0..D5
-      neighbour_count cell -> len(neighbours[cell]) (spec 5)
-      knights         cell -> its knight cells on the board, in spec 3.2 order
+      neighbour_count cell -> len(neighbours[cell]) (docs/spec/games/hexgrid.md §5)
+      knights         cell -> its knight cells on the board, in docs/spec/games/hexgrid.md §3.2 order
       rays            cell -> six tuples, ray d = cells along direction d to the edge
       lines           every line of the board, each ordered along D0, D1 or D2
       corners         the corner cells, in the spec's order round the board
@@ -188,7 +189,7 @@ class HexBoard(ABC):
     def sort_key(self, cell: Cell) -> tuple[int, int]:
         """Orders cells by letter, then by number, as names are usually listed."""
 
-    # -- lines and line of sight (spec 2 and 4) ----------------------------------------
+    # -- lines and line of sight (docs/spec/games/hexgrid.md §2 and §4) ----------------
 
     def sight(self, cell: Cell, occupied: Collection[Cell]) -> tuple[Cell | None, ...]:
         """For each direction D0..D5, the first occupied cell on the ray, or None.
@@ -295,7 +296,8 @@ _NAME_RE = re.compile(r"([a-z])([0-9]+)", re.IGNORECASE)
 
 
 class RhombusBoard(HexBoard):
-    """The n x n Hex board (spec 6): columns a.., rows 1..n, row 1 at the top.
+    """The n x n Hex board (docs/spec/games/hexgrid.md §6): columns a.., rows 1..n, row 1 at the
+    top.
 
     Corners (a1, last of row 1, last of row n, first of row n) and edges (top, right,
     bottom, left) go clockwise round the picture. a1 and the last cell of row n are the
@@ -349,7 +351,7 @@ class RhombusBoard(HexBoard):
         return f'"{text}" is not a cell of this {n}x{n} board: {where}'
 
     def draw(self, symbols: Symbols, marks: Iterable[Cell] = ()) -> str:
-        """The Hex-board picture of spec 6.3, one character per cell.
+        """The Hex-board picture of docs/spec/games/hexgrid.md §6.3, one character per cell.
 
         symbols gives each cell's character: a function of the cell, or a mapping where
         missing cells are drawn "." . Cells in marks (e.g. the last move) are drawn in
@@ -375,10 +377,11 @@ class RhombusBoard(HexBoard):
 
 
 class HexHexBoard(HexBoard):
-    """The hexhex board of base b (spec 7), MindSports notation, A1 at the bottom corner.
+    """The hexhex board of base b (docs/spec/games/hexgrid.md §7), MindSports notation, A1 at the
+    bottom corner.
 
     Letter L and number N (0-based) are the axial (q, r) = (L, -N). Corners go round as in
-    spec 7.2: A1, E1, I5, I9, E9, A5 on base 5.
+    docs/spec/games/hexgrid.md §7.2: A1, E1, I5, I9, E9, A5 on base 5.
     """
 
     shape = "hexhex"
@@ -428,7 +431,8 @@ class HexHexBoard(HexBoard):
         )
 
     def draw(self, symbols: Symbols, marks: Iterable[Cell] = ()) -> str:
-        """The hexhex picture of spec 7.4, one character per cell, 4 columns apart.
+        """The hexhex picture of docs/spec/games/hexgrid.md §7.4, one character per cell, 4 columns
+        apart.
 
         symbols and marks work as in RhombusBoard.draw; here the brackets always fit in
         the blanks, "[W]".

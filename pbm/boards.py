@@ -205,8 +205,9 @@ class Board:
         self.settle()
 
     def withdraw(self, seat: int):
-        """Declining to play (3.5.3): the seat goes, the log is set aside, nothing is rated.
-        With too few players left the board is removed (removed_event says why)."""
+        """Declining to play (docs/spec/server.md §3.5.3): the seat goes, the log is set aside,
+        nothing is rated. With too few players left the board is removed (removed_event says
+        why)."""
         game = self.game
         userid = self.position.holders[seat]
         at = stamp(self.ctx.now)
@@ -246,7 +247,7 @@ class Board:
         self.leave(seat, "forfeit", f"{userid} forfeits: exceeded the total time limit of {days} days.")
         return True
 
-    # -- votes (3.6) -------------------------------------------------------------------------
+    # -- votes (docs/spec/server.md §3.6) ----------------------------------------------------
 
     def departed_seats(self) -> set[int]:
         """Resigned and forfeited seats accept every vote at once."""
@@ -287,7 +288,7 @@ class Board:
         shown = f" ({taken.text})" if self.game.visible_moves else ""
         self.events.append(f"UNDO successful: move {taken.ply}{shown} has been taken back.")
 
-    # -- the automatic steps (3.5.4) ----------------------------------------------------
+    # -- the automatic steps (docs/spec/server.md §3.5.4) -------------------------------
 
     def run_automatic_steps(self):
         """Play what nobody needs to decide now: passes for seats that left, pending

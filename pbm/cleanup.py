@@ -1,4 +1,4 @@
-"""The cleanup run (server spec 9): nags, forfeits, auto-accepted votes, archiving,
+"""The cleanup run (docs/spec/server.md §9): nags, forfeits, auto-accepted votes, archiving,
 vacations past their allowance, and housekeeping. Each board has its own transaction."""
 
 import logging

@@ -16,7 +16,8 @@ EX_TEMPFAIL = 75
 
 
 class PbmGroup(click.Group):
-    """Subcommands take precedence; any other words are a command of the grammar (2.5)."""
+    """Subcommands take precedence; any other words are a command of the grammar
+    (docs/spec/server.md §2.5)."""
 
     def resolve_command(self, ctx, args):
         if args and args[0] in self.commands and args[0] != "run":

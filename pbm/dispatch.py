@@ -370,7 +370,8 @@ class Context:
         self.fail(f'Syntax is "{self.spec.syntax_for(self.game)}"')
 
     def refuse(self, message: str, board: Board | None = None, subject: str | None = None):
-        """Answer the sender with an error mail (5.7); the command is not carried out."""
+        """Answer the sender with an error mail (docs/spec/server.md §5.7); the command is not
+        carried out."""
         self.refused = True
         self._error_mail(message, board, self.secrets if self.parsed else None, self.game,
                          subject)
@@ -518,8 +519,8 @@ class Context:
     def announce(self, board, *, subject=None, title=None, spectator_to_sender=False,
                  kind="board"):
         """Board mails to the audience, each in their own perspective, with this run's
-        events (3.5.2); and the notifiers' mails when the game ended in this run. A board
-        removed in this run gets the notice of its removal instead."""
+        events (docs/spec/server.md §3.5.2); and the notifiers' mails when the game ended in this
+        run. A board removed in this run gets the notice of its removal instead."""
         if board.removed_event is not None:
             self._announce_removal(board)
             return
@@ -555,7 +556,8 @@ class Context:
             self.mail_user(recipient, subject, body, "board")
 
     def queued_move_failed(self, board, userid, text, error):
-        """Tell the queuer their queued move could not be played (3.5.4 step 3)."""
+        """Tell the queuer their queued move could not be played (docs/spec/server.md §3.5.4 step
+        3)."""
         message = f'Queued move "{text}" was found but is illegal: {error}'
         body = self.render(
             "mail/error.txt",

@@ -1,4 +1,4 @@
-"""The game plugin contract (server spec section 10): the abstract base class every game
+"""The game plugin contract (docs/spec/server.md §10): the abstract base class every game
 derives from, and the option declarations the core parses for it."""
 
 import re
@@ -164,7 +164,8 @@ class BaseGame(ABC):
     "to_move" (the seat on move), "winner" (a seat, None while the game goes on) and
     "reason"; a game whose states say more (draws, several winners) overrides both.
     apply_move receives only canonical move texts and "pass", and MUST accept "pass" for a
-    seat the core reports as out (spec 3.5.4) or for which can_pass or forced_move allow it.
+    seat the core reports as out (docs/spec/server.md §3.5.4) or for which can_pass or forced_move
+    allow it.
     """
 
     name: str

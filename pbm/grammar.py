@@ -26,7 +26,8 @@ PREFIX_RE = re.compile(
 # Board and ply numbers: ASCII digits, few enough to fit an SQLite integer.
 BOARD_RE = re.compile(r"([0-9]{1,9})(?:#(-?[0-9]{1,9}))?")
 
-# Every command word and alias of the server spec (2.3), implemented or not: none may be a userid.
+# Every command word and alias of docs/spec/server.md §2.3, implemented or not: none may be a
+# userid.
 COMMAND_VOCABULARY = frozenset(
     """help signup add change signoff delete list message broadcast multiple all vacation cleanup
     standings ratings history games show showas replay challenge move board mvoe pass swap resign
@@ -37,7 +38,8 @@ RESERVED_WORDS = COMMAND_VOCABULARY | frozenset(
     "all active inactive next archived tournament standard board new on off none cancel inf".split()
 )
 SELECTORS = ("active", "inactive", "archived", "next", "all", "tournament", "standard")
-# `pbm` subcommands take precedence over grammar words (2.5): no game may be named so.
+# `pbm` subcommands take precedence over grammar words (docs/spec/server.md §2.5): no game may be
+# named so.
 CLI_SUBCOMMANDS = frozenset(
     "init check migrate serve outbox plugins ratings-rebuild cleanup run".split()
 )

@@ -1,4 +1,4 @@
-"""HTML-only mail as plain text (server spec 4.3). Its own module: html.parser costs more
+"""HTML-only mail as plain text (docs/spec/server.md §4.3). Its own module: html.parser costs more
 to import than most mail needs."""
 
 import re

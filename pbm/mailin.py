@@ -1,4 +1,4 @@
-"""Mail in (server spec 4): one RFC 822 message from an MTA, through the dispatcher.
+"""Mail in (docs/spec/server.md §4): one RFC 822 message from an MTA, through the dispatcher.
 
 Exit codes (pbm/intake.py): 0 processed, answered, dropped by the loop guard or a duplicate;
 75 (EX_TEMPFAIL) when the MTA should try again later.

@@ -1,4 +1,4 @@
-"""A board's position, derived by replaying its move log (server spec 1.6)."""
+"""A board's position, derived by replaying its move log (docs/spec/server.md §1.6)."""
 
 from dataclasses import dataclass, field
 

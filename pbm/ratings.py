@@ -1,4 +1,5 @@
-"""Elo ratings per game type, derived from the append-only results table (server spec 8)."""
+"""Elo ratings per game type, derived from the append-only results table
+(docs/spec/server.md §8)."""
 
 import math
 

@@ -1,4 +1,4 @@
-"""The parts of a board mail (server spec 5.4-5.6), built for one recipient."""
+"""The parts of a board mail (docs/spec/server.md §5.4 to §5.6), built for one recipient."""
 
 from datetime import timedelta
 
@@ -219,7 +219,7 @@ def watch_lines(ctx, board) -> list[str]:
 
 
 def board_table(game, boards) -> list[str]:
-    """The `games` table (5.6): one line per board."""
+    """The `games` table (docs/spec/server.md §5.6): one line per board."""
     seats = max((len(b.position.holders) for b in boards), default=2)
     names = list(game.player_names[:seats])
     widths = [

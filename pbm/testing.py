@@ -1,4 +1,4 @@
-"""Conformance checks every game plugin's tests run (server spec 10.4)."""
+"""Conformance checks every game plugin's tests run (docs/spec/server.md §10.4)."""
 
 import json
 import random

@@ -1,4 +1,4 @@
-"""Vacations (server spec 9.4): a self-service pause of nags, forfeits and auto-accepts."""
+"""Vacations (docs/spec/server.md §9.4): a self-service pause of nags, forfeits and auto-accepts."""
 
 from dataclasses import dataclass
 from datetime import datetime, timezone

@@ -1,5 +1,6 @@
-"""The pictures of the game specs (hexgrid.md, knightvision.md, lox.md, uknight.md),
-verbatim: the geometry tests and the game tests compare drawings with them."""
+"""The pictures of the game specs (docs/spec/games/hexgrid.md, docs/spec/games/knightvision.md,
+docs/spec/games/lox.md, docs/spec/games/uknight.md), verbatim: the geometry tests and the game tests
+compare drawings with them."""
 
 KNIGHT_PICTURE_9X9 = """\
       a b c d e f g h i

@@ -1,4 +1,4 @@
-"""Abuse limits (server spec 7): none of them may block normal play."""
+"""Abuse limits (docs/spec/server.md §7): none of them may block normal play."""
 
 from tests.conftest import body_of
 

@@ -1,4 +1,4 @@
-"""Accounts: signup, add, change password, change address, signoff (server spec 3.2)."""
+"""Accounts: signup, add, change password, change address, signoff (docs/spec/server.md §3.2)."""
 
 import pytest
 

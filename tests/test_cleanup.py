@@ -1,4 +1,4 @@
-"""Timeouts (server spec 9): nags, forfeits, votes left undecided, vacations, archiving.
+"""Timeouts (docs/spec/server.md §9): nags, forfeits, votes left undecided, vacations, archiving.
 
 The clock is PBM_NOW, so a 30-day timeline runs in a second."""
 

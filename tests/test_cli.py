@@ -1,4 +1,4 @@
-"""The command line (server spec 2.5 and 3.10), through click's CliRunner."""
+"""The command line (docs/spec/server.md §2.5 and §3.10), through click's CliRunner."""
 
 import os
 import stat

@@ -1,4 +1,4 @@
-"""The game contract as code (server spec 10): what a game must implement, the options the
+"""The game contract as code (docs/spec/server.md §10): what a game must implement, the options the
 core parses from a game's declarations, and the help that lists them."""
 
 import pytest

@@ -1,4 +1,4 @@
-"""The command grammar (server spec 2): normalisation, options, words, guards."""
+"""The command grammar (docs/spec/server.md §2): normalisation, options, words, guards."""
 
 import pytest
 from hypothesis import given, settings

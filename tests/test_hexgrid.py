@@ -1,4 +1,4 @@
-"""The shared hex geometry against spec games/hexgrid.md (and the hex games' pictures)."""
+"""The shared hex geometry against docs/spec/games/hexgrid.md (and the hex games' pictures)."""
 
 import itertools
 from collections import Counter
@@ -39,7 +39,8 @@ from tests.spec_pictures import (
     UK_START_BASE6,
 )
 
-# Pictures copied verbatim from the specs (hexgrid.md, knightvision.md, lox.md, uknight.md).
+# Pictures copied verbatim from the specs (docs/spec/games/hexgrid.md,
+# docs/spec/games/knightvision.md, docs/spec/games/lox.md, docs/spec/games/uknight.md).
 
 RHOMBUS_SIZES = (2, 3, 9, 11, 14, 19)
 HEXHEX_BASES = (2, 3, 5, 6, 7)
@@ -65,7 +66,8 @@ def names_of(board: HexBoard, cells) -> set:
 
 
 def on_board(board: HexBoard, cell) -> bool:
-    """Membership straight from the spec's coordinate rules (6.1 and 7.1)."""
+    """Membership straight from the spec's coordinate rules (docs/spec/games/hexgrid.md §6.1 and
+    §7.1)."""
     q, r = cell
     if isinstance(board, RhombusBoard):
         return 0 <= q < board.size and 0 <= r < board.size
@@ -85,7 +87,7 @@ def first_stone(board: HexBoard, cell, direction, occupied):
     return next((other for other in walk(board, cell, direction) if other in occupied), None)
 
 
-# -- coordinates and directions (spec 1) ---------------------------------------------
+# -- coordinates and directions (docs/spec/games/hexgrid.md §1) ----------------------
 
 
 def test_directions_are_the_spec_table_and_opposites_are_three_apart():
@@ -121,7 +123,7 @@ def test_direction_names_follow_the_spec_pictures():
     )
 
 
-# -- lines (spec 2) --------------------------------------------------------------------
+# -- lines (docs/spec/games/hexgrid.md §2) ---------------------------------------------
 
 
 @given(st.tuples(st.integers(-9, 9), st.integers(-9, 9)), st.integers(0, 5), st.integers(1, 9))
@@ -166,7 +168,7 @@ def test_three_line_families_cover_every_cell_once_each(board):
     assert per_family == Counter({cell: 3 for cell in board.cells})
 
 
-# -- the knight's move (spec 3) --------------------------------------------------------
+# -- the knight's move (docs/spec/games/hexgrid.md §3) ---------------------------------
 
 
 def test_knight_offsets_are_two_steps_then_a_turn_in_spec_order():
@@ -331,7 +333,7 @@ def test_knight_picture_on_base5_matches_the_spec():
     assert board.draw(symbols) == picture(KNIGHT_PICTURE_BASE5)
 
 
-# -- line of sight (spec 4) ------------------------------------------------------------
+# -- line of sight (docs/spec/games/hexgrid.md §4) -------------------------------------
 
 
 def test_sight_example_on_11x11():
@@ -382,7 +384,7 @@ def test_sight_accepts_a_dict_of_stones():
     assert names_of(board, board.seen_map(stones)[e5]) == {"e1", "a5"}
 
 
-# -- neighbour counts (spec 5) and the two shapes --------------------------------------
+# -- neighbour counts (docs/spec/games/hexgrid.md §5) and the two shapes ---------------
 
 
 @pytest.mark.parametrize("board", SOME_BOARDS, ids=repr)
@@ -469,7 +471,7 @@ def test_hexhex_base5_neighbours_rays_and_centre_line():
         assert board.parse(not_neighbour) not in board.neighbours[board.parse("B3")]
 
 
-# -- notation (spec 6 and 7) -----------------------------------------------------------
+# -- notation (docs/spec/games/hexgrid.md §6 and §7) -----------------------------------
 
 
 @pytest.mark.parametrize("size", range(RhombusBoard.min_size, RhombusBoard.max_size + 1))

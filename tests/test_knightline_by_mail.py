@@ -85,7 +85,8 @@ def test_full_three_player_game_by_mail(
                 assert f"It is {following}'s turn." in body
             else:
                 assert mail["Subject"] == "KnightLine Board 101 **"
-                # Spec 8.2: against the mean of the other two, all new, so provisional.
+                # docs/spec/server.md §8.2: against the mean of the other two, all new, so
+                # provisional.
                 assert f"{state_line}\n{reason}\n" + "\n".join(ratings) in body
                 assert board_row in body
                 assert "   White" in body and "Red" in body

@@ -1,7 +1,7 @@
 """Knight Panic 3D (-3d): points and levels, the knight's move in space, pins and the end.
 
-Every rule is checked against the spec (section 5): its examples, positions built for one
-rule, and random games compared move by move with a direct reading of the spec.
+Every rule is checked against docs/spec/games/knightpanic.md §5: its examples, positions built for
+one rule, and random games compared move by move with a direct reading of the spec.
 """
 
 import random
@@ -20,7 +20,8 @@ game = KnightPanic()
 WHITE, BLACK = 0, 1
 DIAGONALS = ((1, 1), (1, -1), (-1, 1), (-1, -1))
 
-# Spec 7's example: White climbs with e1-b4 onto a3 c3 (Black) and a5 c5 (White) ...
+# docs/spec/games/knightpanic.md §7's example: White climbs with e1-b4 onto a3 c3 (Black) and a5 c5
+# (White) ...
 CLIMB = ["a1-c5", "a7-c3", "c1-a5", "c7-a3", "e1-b4"]
 # ... and after Black's e7-g3 comes back down with b4-e1.
 CLIMB_AND_BACK = [*CLIMB, "e7-g3", "b4-e1"]
@@ -108,7 +109,8 @@ def spec_targets(size, occupied, piece):
 
 
 def spec_moves(state, seat):
-    """Spec 5.3 as written: every (unpinned piece, target) pair of the seat."""
+    """docs/spec/games/knightpanic.md §5.3 as written: every (unpinned piece, target) pair of the
+    seat."""
     size, occupied = state["options"]["size"], occupied_points(state)
     return [
         (piece, target)
@@ -171,7 +173,7 @@ def test_3d_option_errors(raw, message):
     assert message in str(error.value)
 
 
-# -- points and levels (5.1, 5.2) -----------------------------------------------------
+# -- points and levels (docs/spec/games/knightpanic.md §5.1, §5.2) --------------------
 
 
 def test_level_points_on_4x4():
@@ -208,7 +210,7 @@ def test_the_2d_game_has_no_raised_points():
     assert '"b2" is not a cell of this board' in refusal(flat, "b2-c5")
 
 
-# -- the knight's move in 3D (5.3) ------------------------------------------------------
+# -- the knight's move in 3D (docs/spec/games/knightpanic.md §5.3) ----------------------
 
 
 def test_knight_offsets_per_level_change_are_the_spec_table():
@@ -293,7 +295,7 @@ def test_the_start_names_the_highest_knight_and_the_end_the_lowest_empty_point()
     )
 
 
-# -- refusals (spec 7) ------------------------------------------------------------------
+# -- refusals (docs/spec/games/knightpanic.md §7) ---------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -348,7 +350,7 @@ def test_moves_are_case_insensitive_and_canonical_lower_case():
     assert game.parse_move(play(start(), *CLIMB[:-1]), WHITE, " E1-B4 ") == "e1-b4"
 
 
-# -- end of the game (5.4) ------------------------------------------------------------
+# -- end of the game (docs/spec/games/knightpanic.md §5.4) ----------------------------
 
 
 def test_a_pinned_knight_without_a_move_does_not_end_the_game():
@@ -398,7 +400,8 @@ def test_all_pinned_counts_as_stuck_in_the_tiebreak():
 
 
 @pytest.mark.parametrize("moves,default,mover_loses", [
-    (["c1-e5", "a7-c3"], BLACK, BLACK),  # spec KP-2 holds in 3D: g1 is trapped
+    # docs/spec/games/knightpanic.md §KP-2 holds in 3D: g1 is trapped
+    (["c1-e5", "a7-c3"], BLACK, BLACK),
     (["c1-e5", "e7-c3"], BLACK, WHITE),  # and so does its double trap
 ])
 def test_the_2d_trap_rules_hold_in_3d(moves, default, mover_loses):
@@ -513,7 +516,8 @@ def test_contract_conformance_in_3d():
 
 
 def spec_winner(state, mover):
-    """Spec 5.4 as written: the winner after mover's move, or None while play goes on."""
+    """docs/spec/games/knightpanic.md §5.4 as written: the winner after mover's move, or None while
+    play goes on."""
     size, occupied, options = state["options"]["size"], occupied_points(state), state["options"]
 
     def all_pinned(player):

@@ -1,6 +1,6 @@
 """KnightVision: every worked example of the spec, the hex knight's move and lines of
-hexgrid.md on the game's boards, the rules of placement, throws, passes and the win, the
-notation, the board picture, random games, and play through the core."""
+docs/spec/games/hexgrid.md on the game's boards, the rules of placement, throws, passes and the win,
+the notation, the board picture, random games, and play through the core."""
 
 import random
 from collections import Counter
@@ -274,7 +274,7 @@ def test_only_the_two_first_placements_are_free():
     assert "i9 is not a knight's move" in refusal(state, "i9")
 
 
-# -- hexgrid.md: the knight's move and the lines on the KnightVision board ---------------
+# -- docs/spec/games/hexgrid.md: the knight's move and the lines on the KnightVision board ---------
 
 
 def test_hexgrid_3_3_knight_cells_of_e5_are_the_placements():
@@ -315,8 +315,9 @@ def test_hexgrid_6_3_empty_boards_are_drawn_as_in_the_spec():
     assert game.picture(start(9)) == EMPTY_9X9.rstrip("\n")
     *rows, letters = game.picture(start(11)).split("\n")[-4:]
     assert rows == LAST_ROWS_11X11.split("\n")[:3]
-    # hexgrid.md 6.3 prints these letters one blank further right than its own shift rule
-    # and the 11x11 pictures of lox.md; the shared drawing follows the rule.
+    # docs/spec/games/hexgrid.md §6.3 prints these letters one blank further right than its own
+    # shift rule and the 11x11 pictures of docs/spec/games/lox.md; the shared drawing follows the
+    # rule.
     assert letters == " " * 17 + "a b c d e f g h i j k"
 
 
@@ -536,8 +537,8 @@ def test_the_sample_game_is_won_by_white():
 
 
 def actions_within_bound(moves, size):
-    """Spec 5: every action but a capture fills a vacant cell, and each capture spends an
-    axe that only a stack placement makes."""
+    """docs/spec/games/knightvision.md §5: every action but a capture fills a vacant cell, and each
+    capture spends an axe that only a stack placement makes."""
     actions = [move for move in moves if move != "pass"]
     captures = sum("x" in move for move in actions)
     stacks = sum(move.endswith("+") for move in actions)

@@ -26,7 +26,7 @@ h3 b8 h2 e9 i2 d1 a8 i7 f1 a4 i3 h9 b6 pass
 
 LX1_STONES = {"f2": RED, "f9": RED, "b6": RED, "j6": RED}
 
-# The pictures of spec lox.md section 10, verbatim.
+# The pictures of docs/spec/games/lox.md §10, verbatim.
 
 def options(**raw):
     return game.parse_options({name: value for name, value in raw.items()}, 2)
@@ -128,7 +128,7 @@ def test_conformance():
     )
 
 
-# -- worked examples (spec section 10) -------------------------------------------------------
+# -- worked examples (docs/spec/games/lox.md §10) --------------------------------------------
 
 
 def test_lx1_control_forbids_placement():
@@ -206,7 +206,7 @@ def test_lx6_swap_through_the_core(harness):
     assert "bob (Red):" in text and "alice (Blue):" in text
 
 
-# -- control thresholds by cell kind (spec 3) ------------------------------------------------
+# -- control thresholds by cell kind (docs/spec/games/lox.md §3) -----------------------------
 
 
 @pytest.mark.parametrize(
@@ -238,7 +238,7 @@ def test_a_stone_on_the_cell_itself_neither_counts_nor_blocks():
     assert game.seen_count(state, RED, f6) == 4 and game.seen_count(state, BLUE, f6) == 0
 
 
-# -- notation and refusals (spec 7) ----------------------------------------------------------
+# -- notation and refusals (docs/spec/games/lox.md §7) ---------------------------------------
 
 
 @pytest.mark.parametrize("text", ["F6", " f 6 ", "f6", "F 6"])
@@ -329,7 +329,7 @@ def test_moves_are_listed_only_for_the_seat_on_move():
     assert game.legal_moves(state, RED) == []
 
 
-# -- passing (spec 4.2) ----------------------------------------------------------------------
+# -- passing (docs/spec/games/lox.md §4.2) ---------------------------------------------------
 
 
 def row_five_empty_rest_red():
@@ -375,7 +375,7 @@ def test_a_chain_wins_only_once_it_has_survived_the_opponents_turn():
     assert game.render_board(state, None).endswith("Last move: Blue passed (no legal move)")
 
 
-# -- the win (spec 5) ------------------------------------------------------------------------
+# -- the win (docs/spec/games/lox.md §5) -----------------------------------------------------
 
 # Red holds e1..e8 of a 9x9 board; Blue's a4, a8, h1 and i4 are seen from e4.
 CHAIN_MINUS_ONE = {f"e{row}": RED for row in range(1, 9)} | {

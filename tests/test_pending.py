@@ -1,4 +1,5 @@
-"""Moves ahead of time: queue, resign out of turn, submit and confirm (server spec 3.5, 3.7)."""
+"""Moves ahead of time: queue, resign out of turn, submit and confirm (docs/spec/server.md §3.5,
+§3.7)."""
 
 import pytest
 

@@ -1,4 +1,5 @@
-"""Plugin discovery (server spec 10.1): games register through pluggy, checked on the way in."""
+"""Plugin discovery (docs/spec/server.md §10.1): games register through pluggy, checked on the way
+in."""
 
 import types
 

@@ -1,4 +1,4 @@
-"""preview and replay: moves tried on a copy, nothing saved (server spec 3.3, 3.7)."""
+"""preview and replay: moves tried on a copy, nothing saved (docs/spec/server.md §3.3, §3.7)."""
 
 import pytest
 

@@ -1,4 +1,4 @@
-"""Ratings, standings and history (server spec 8)."""
+"""Ratings, standings and history (docs/spec/server.md §8)."""
 
 import pytest
 from hypothesis import given, settings

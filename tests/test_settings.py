@@ -1,4 +1,4 @@
-"""Challenge settings (server spec 3.9) and vacations (9.4)."""
+"""Challenge settings (docs/spec/server.md §3.9) and vacations (docs/spec/server.md §9.4)."""
 
 from tests.conftest import body_of
 

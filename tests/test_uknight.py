@@ -89,7 +89,7 @@ def test_bad_options_are_refused(raw, message):
     assert str(error.value) == message
 
 
-# -- start position (spec 3) ---------------------------------------------------------------
+# -- start position (docs/spec/games/uknight.md §3) ----------------------------------------
 
 START = {
     5: ("B1 F2 I6 H9 D8 A4", "A2 D1 H4 I8 F9 B6"),
@@ -266,7 +266,7 @@ def test_uk6_black_may_answer_with_a_normal_turn(board_101):
     assert "It is alice's turn." in text
 
 
-# -- placement and the two phases (spec 4.2) ------------------------------------------------
+# -- placement and the two phases (docs/spec/games/uknight.md §4.2) -------------------------
 
 
 def test_a_placement_needs_a_vacant_cell_a_knights_move_from_an_own_stone():
@@ -307,7 +307,7 @@ def test_phase_2_forbids_placement_and_never_ends():
     assert Position(after).axes() == 0 and after["phase"] == 2
 
 
-# -- knight moves (spec 4.3) ----------------------------------------------------------------
+# -- knight moves (docs/spec/games/uknight.md §4.3) -----------------------------------------
 
 
 def test_knight_moves_only_in_phase_2():
@@ -340,8 +340,9 @@ def test_a_knight_move_never_captures():
     assert game.parse_move(state, WHITE, "B1xE2") == "B1-E2"
 
 
-# -- throwing an axe (spec 4.4) -------------------------------------------------------------
-# A1 B2 C3 D4 E5 F6 ... is the vertical centre line of base 5, direction "up" from A1.
+# -- throwing an axe (docs/spec/games/uknight.md §4.4)
+# ------------------------------------------------------------- A1 B2 C3 D4 E5 F6 ... is the
+# vertical centre line of base 5, direction "up" from A1.
 
 
 def test_the_axe_passes_own_pieces_and_stops_on_a_vacant_cell():
@@ -402,7 +403,7 @@ def test_only_a_double_throws():
     )
 
 
-# -- removal in a turn (spec 4.1) -----------------------------------------------------------
+# -- removal in a turn (docs/spec/games/uknight.md §4.1) ------------------------------------
 
 
 def test_every_qualifying_stone_goes_at_once_doubles_included():
@@ -443,7 +444,7 @@ def test_a_removed_double_cannot_throw_afterwards():
     )
 
 
-# -- the end of the game (spec 6) -----------------------------------------------------------
+# -- the end of the game (docs/spec/games/uknight.md §6) ------------------------------------
 
 
 def test_the_mover_wins_when_both_players_become_united():
@@ -496,7 +497,7 @@ def test_the_server_passes_only_for_a_player_with_nothing_to_do():
     assert game.forced_move(setup(w="A1 B1", b="B4 C4 D2 D3 A3 D4 E2 E3 I9")) == "pass"
 
 
-# -- notation (spec 8) ----------------------------------------------------------------------
+# -- notation (docs/spec/games/uknight.md §8) -----------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -558,7 +559,7 @@ def test_moves_out_of_turn_or_after_the_end_are_refused():
     assert "the game is over" in refusal(over, "E2", seat=BLACK)
 
 
-# -- display (spec 9) -----------------------------------------------------------------------
+# -- display (docs/spec/games/uknight.md §9) ------------------------------------------------
 
 
 def test_board_shows_phase_and_axes_above_and_the_last_turn_below():
@@ -691,7 +692,8 @@ def test_group_detection_agrees_with_a_brute_force_flood_fill(size, data):
 
 
 def reference_turns(state, seat):
-    """Every legal turn, straight from spec 4 with the geometry primitives and no tables."""
+    """Every legal turn, straight from docs/spec/games/uknight.md §4 with the geometry primitives
+    and no tables."""
     board = HexHexBoard(state["options"]["size"])
     cells, name = board.cells, board.name
     pieces = {board.parse(n): s for n, s in state["pieces"].items()}
@@ -743,7 +745,8 @@ def reference_turns(state, seat):
 
 
 def reference_result(state, seat, move):
-    """The pieces, phase and winners after a turn, straight from spec 4 and 6."""
+    """The pieces, phase and winners after a turn, straight from docs/spec/games/uknight.md §4 and
+    §6."""
     board = HexHexBoard(state["options"]["size"])
     pieces = {board.parse(n): s for n, s in state["pieces"].items()}
     mine, other = "wb"[seat], "bw"[seat]

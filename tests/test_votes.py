@@ -1,4 +1,4 @@
-"""Draws and undo by vote (server spec 3.6)."""
+"""Draws and undo by vote (docs/spec/server.md §3.6)."""
 
 import pytest
 

@@ -1,7 +1,7 @@
 """Knight Line (Stephen Tavener): split stacks by a knight's move; four stacks in a row win.
 
 The board is unbounded. A cell is (x, y), x growing to the right and y upwards, and keeps
-its name for the whole game (spec section 1). The state stores each stack as
+its name for the whole game (docs/spec/games/knightline.md §1). The state stores each stack as
 [x, y, seat, height], sorted by cell, and the grey tile of the promotion variants as [x, y].
 """
 
@@ -14,7 +14,7 @@ from pbm.game import BaseGame, Flag, MoveError, Number, Outcome
 WHITE, BLACK, RED = 0, 1, 2
 LETTERS = ("W", "B", "R")
 GREY_LETTER = "G"
-START_CELLS = ((0, 0), (1, 0), (0, -1))  # White, Black, Red (spec section 3)
+START_CELLS = ((0, 0), (1, 0), (0, -1))  # White, Black, Red (docs/spec/games/knightline.md §3)
 GREY_CELL = (0, 0)
 NEIGHBOURS = tuple((dx, dy) for dx in (-1, 0, 1) for dy in (-1, 0, 1) if dx or dy)
 KNIGHT_STEPS = ((1, 2), (2, 1), (2, -1), (1, -2), (-1, -2), (-2, -1), (-2, 1), (-1, 2))
@@ -241,7 +241,8 @@ class KnightLine(BaseGame):
         return new
 
     def _advance(self, new, table, mover):
-        """Give the turn to the next seat, or end a game nobody can go on with (4.3)."""
+        """Give the turn to the next seat, or end a game nobody can go on with
+        (docs/spec/games/knightline.md §4.3)."""
         names = self.player_names
         following = (mover + 1) % new["players"]
         if following in new["out"] or self._has_move(table, following):

@@ -1,7 +1,7 @@
 """Knight Panic (Cameron Browne, 2009): move chess knights, trap one of the opponent's.
 
-Coordinates are doubled (spec section 1): files a c e g i k m and ranks 1 3 5 ... name
-the cells; the letters and numbers in between (b d f ..., 2 4 6 ...) name the raised
+Coordinates are doubled (docs/spec/games/knightpanic.md §1): files a c e g i k m and ranks 1 3 5 ...
+name the cells; the letters and numbers in between (b d f ..., 2 4 6 ...) name the raised
 points of the 3D variant. A piece is stored as [X, Y, level, seat] with X = letter - 'a',
 Y = number - 1; the 2D game keeps every piece on level 1.
 """
@@ -15,9 +15,9 @@ WHITE, BLACK = 0, 1
 SYMBOLS = ("o", "x")
 KNIGHT_STEPS = ((2, 4), (4, 2), (-2, 4), (-4, 2), (2, -4), (4, -2), (-2, -4), (-4, -2))
 DIAGONALS = ((-1, -1), (-1, 1), (1, -1), (1, 1))  # so that points come sorted by name
-# Spec 5.3: a knight jumps any distance sqrt(5), cells 1 apart and levels sqrt(2)/2 apart,
-# so a doubled offset (dX, dY) with level change dk satisfies dX^2 + dY^2 + 2 dk^2 = 20.
-# The flat steps come first so that 2D move lists keep their order.
+# docs/spec/games/knightpanic.md §5.3: a knight jumps any distance sqrt(5), cells 1 apart and levels
+# sqrt(2)/2 apart, so a doubled offset (dX, dY) with level change dk satisfies dX^2 + dY^2 + 2 dk^2
+# = 20. The flat steps come first so that 2D move lists keep their order.
 LEVEL_CHANGES = (
     {step: (0,) for step in KNIGHT_STEPS}
     | {(3 * dx, 3 * dy): (1, -1) for dx, dy in DIAGONALS}
@@ -50,7 +50,8 @@ def _joined(words: list[str]) -> str:
 
 
 class Pieces:
-    """The pieces of a state by point (x, y, level), with the move rules of spec 3 and 5."""
+    """The pieces of a state by point (x, y, level), with the move rules of
+    docs/spec/games/knightpanic.md §3 and §5."""
 
     def __init__(self, state):
         options = state["options"]
@@ -228,7 +229,8 @@ class KnightPanic(BaseGame):
         return canonical
 
     def _origin(self, board, seat, start, refuse) -> tuple[int, int, int]:
-        """FROM names the highest occupied point with its coordinates (spec 5.2)."""
+        """FROM names the highest occupied point with its coordinates
+        (docs/spec/games/knightpanic.md §5.2)."""
         level = board.highest.get(start)
         colour = self.player_names[seat]
         if level is None:
@@ -245,7 +247,8 @@ class KnightPanic(BaseGame):
         raise refuse(f"there is no {colour} knight on {cell_name(*start)}")
 
     def _target(self, board, origin, end, refuse) -> tuple[int, int, int]:
-        """TO names the lowest empty point with its coordinates (spec 5.2)."""
+        """TO names the lowest empty point with its coordinates
+        (docs/spec/games/knightpanic.md §5.2)."""
         x, y, level = origin
         changes = LEVEL_CHANGES.get((end[0] - x, end[1] - y))
         name = cell_name(*end)
@@ -308,7 +311,8 @@ class KnightPanic(BaseGame):
         return new
 
     def _judge(self, state, mover):
-        """Spec 4 and 5.4: set the winner and the reason if the move ended the game."""
+        """docs/spec/games/knightpanic.md §4 and §5.4: set the winner and the reason if the move
+        ended the game."""
         board = Pieces(state)
         opponent = 1 - mover
         if state["options"]["win_no_move"]:
@@ -350,7 +354,8 @@ class KnightPanic(BaseGame):
         return range(level - 1, 2 * state["options"]["size"] - level, 2)
 
     def levels_shown(self, state) -> list[int]:
-        """Spec 8: level 1, and in 3D every level holding a piece and the level above it.
+        """docs/spec/games/knightpanic.md §8: level 1, and in 3D every level holding a piece and the
+        level above it.
 
         A level the knights on the board can never fill is left out (level 3 on 4x4).
         """

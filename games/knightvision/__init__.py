@@ -1,6 +1,6 @@
 """KnightVision (Christian Freeling, 2021): Hex with knight's-move placement and axes.
 
-Rules: spec games/knightvision.md; geometry and notation: games/hexgrid.py.
+Rules: docs/spec/games/knightvision.md; geometry and notation: games/hexgrid.py.
 
 The state stores the board as one string per row (row 1 first), one character per cell:
 "." vacant, "w"/"b" a white/black knight, "W"/"B" a white/black stack (a knight carrying
@@ -25,7 +25,8 @@ STACK_SYMBOLS = ("W", "B")
 VACANT = "."
 OWNER = {"w": WHITE, "W": WHITE, "b": BLACK, "B": BLACK}
 MIN_SIZE, MAX_SIZE, DEFAULT_SIZE = 9, 14, 11
-STACK_THRESHOLD = 3  # friendly pieces at a knight's move needed to place a stack (spec 4.1)
+# friendly pieces at a knight's move needed to place a stack (docs/spec/games/knightvision.md §4.1)
+STACK_THRESHOLD = 3
 
 CELL = r"([a-z][0-9]+)"  # one letter: columns go up to n, boards up to 14x14
 PLACEMENT_RE = re.compile(CELL + r"(\+?)")
@@ -41,7 +42,8 @@ def _joined(words: list[str]) -> str:
 
 
 class Position:
-    """The pieces of a state by cell, with the placement and throw rules of spec 4."""
+    """The pieces of a state by cell, with the placement and throw rules of
+    docs/spec/games/knightvision.md §4."""
 
     def __init__(self, state):
         self.board = RhombusBoard(state["options"]["size"])
@@ -76,7 +78,8 @@ class Position:
         return counts
 
     def landings(self, stack: Cell, seat: int):
-        """(landing cell, is a capture) for every legal throw of the axe on stack (spec 4.2)."""
+        """(landing cell, is a capture) for every legal throw of the axe on stack
+        (docs/spec/games/knightvision.md §4.2)."""
         for ray in self.board.rays[stack]:
             for cell in ray:
                 symbol = self.pieces.get(cell)
@@ -286,7 +289,8 @@ class KnightVision(BaseGame):
         return new
 
     def _judge(self, state):
-        """Spec 5: only the player now to move can win, by a chain that survived a turn."""
+        """docs/spec/games/knightvision.md §5: only the player now to move can win, by a chain that
+        survived a turn."""
         seat = state["to_move"]
         if Position(state).has_chain(seat):
             edges = "top and bottom" if seat == WHITE else "left and right"

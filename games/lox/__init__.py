@@ -1,4 +1,4 @@
-"""Lox (Luis Bolanos Mures, Steven Metzger and Christian Freeling, 2021), spec games/lox.md.
+"""Lox (Luis Bolanos Mures, Steven Metzger and Christian Freeling, 2021), docs/spec/games/lox.md.
 
 A Hex-like connection game on the n x n rhombus of games/hexgrid.py. A cell sees the first
 stone along each of its six rays; a player controls a cell that sees more of their stones
@@ -31,7 +31,7 @@ def last_column(size: int) -> str:
 
 
 def needed_to_control(board: RhombusBoard, cell: Cell) -> int:
-    """More than half of the cell's neighbours (spec 3)."""
+    """More than half of the cell's neighbours (docs/spec/games/lox.md §3)."""
     return board.neighbour_count[cell] // 2 + 1
 
 
@@ -133,7 +133,8 @@ class Lox(BaseGame):
         return self.state_with_stones(options, {}, RED)
 
     def state_with_stones(self, options: dict, stones: dict[str, int], to_move: int) -> dict:
-        """A position set up directly: stones maps cell names to seats (spec 10 examples)."""
+        """A position set up directly: stones maps cell names to seats (docs/spec/games/lox.md §10
+        examples)."""
         board = RhombusBoard(options["size"])
         grid = [[EMPTY] * board.size for _ in range(board.size)]
         for name, seat in stones.items():
@@ -201,7 +202,8 @@ class Lox(BaseGame):
         return moves
 
     def can_pass(self, state, seat):
-        return False  # spec 4.2: a pass is only ever forced, and the server plays it
+        # docs/spec/games/lox.md §4.2: a pass is only ever forced, and the server plays it
+        return False
 
     def pass_refusal(self, state, seat):
         return (
@@ -291,7 +293,8 @@ class Lox(BaseGame):
         return new
 
     def _test_for_win(self, state):
-        """Spec 5: the player now to move wins at once with a chain between their edges."""
+        """docs/spec/games/lox.md §5: the player now to move wins at once with a chain between their
+        edges."""
         seat = state["to_move"]
         board = self.board(state)
         edges = (board.top, board.bottom) if seat == RED else (board.left, board.right)

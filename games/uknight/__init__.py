@@ -1,6 +1,7 @@
 """Uknight (Christian Freeling, 2021): unite your stones, placed and moved by knight's moves.
 
-Spec: games/uknight.md, on the hexhex geometry of games/hexgrid.md (games/hexgrid.py).
+Spec: docs/spec/games/uknight.md, on the hexhex geometry of docs/spec/games/hexgrid.md
+(games/hexgrid.py).
 
 The state keeps the pieces as {cell name: symbol}, "w"/"b" a plain stone and "W"/"B" a
 double (a stone with an axe), so that stored states read like the board. Seat 0 is
@@ -24,7 +25,8 @@ DOUBLE = ("W", "B")
 OWNER = {"w": WHITE, "W": WHITE, "b": BLACK, "B": BLACK}
 SIZES = (5, 6, 7)
 DEFAULT_SIZE = 6
-PHASE_TWO_AXES = {5: 4, 6: 6, 7: 8}  # axes on the board that start phase 2 (spec 1)
+# axes on the board that start phase 2 (docs/spec/games/uknight.md §1)
+PHASE_TWO_AXES = {5: 4, 6: 6, 7: 8}
 AXE_FRIENDS = 3  # own stones a knight's move away that give an arriving stone an axe
 LINE_WIDTH = 76
 
@@ -69,7 +71,8 @@ def cells_by_name(size) -> dict[str, Cell]:
 
 
 class Position:
-    """The pieces of a state by axial cell, with the rules of spec 4 for one seat."""
+    """The pieces of a state by axial cell, with the rules of docs/spec/games/uknight.md §4 for one
+    seat."""
 
     def __init__(self, state):
         size = state["options"]["size"]
@@ -90,7 +93,8 @@ class Position:
         )
 
     def qualifying(self, seat) -> list[Cell]:
-        """Spec 4.1: own isolated stones whose every knight cell holds an opponent piece."""
+        """docs/spec/games/uknight.md §4.1: own isolated stones whose every knight cell holds an
+        opponent piece."""
         own, pieces, board = self.stones(seat), self.pieces, self.board
         return [
             cell
@@ -167,7 +171,7 @@ class Position:
         return False
 
     def united(self, seat) -> bool:
-        """Spec 2: at least one stone, and all of them in a single group."""
+        """docs/spec/games/uknight.md §2: at least one stone, and all of them in a single group."""
         own = self.stones(seat)
         return bool(own) and len(self.board.groups(own)) == 1
 
@@ -487,7 +491,8 @@ class Uknight(BaseGame):
         return new
 
     def _judge(self, new, position, mover):
-        """Spec 6: the mover wins if united, else the opponent if united; two passes draw."""
+        """docs/spec/games/uknight.md §6: the mover wins if united, else the opponent if united; two
+        passes draw."""
         other = 1 - mover
         for seat, by_whom in ((mover, ""), (other, f" after {COLOURS[mover]}'s turn")):
             if position.united(seat):
@@ -516,7 +521,8 @@ class Uknight(BaseGame):
         return position.board.draw(position.pieces, marks=marks)
 
     def report_lines(self, state) -> list[str]:
-        """What the last turn did (spec 8: removed stones, new doubles), wrapped to fit."""
+        """What the last turn did (docs/spec/games/uknight.md §8: removed stones, new doubles),
+        wrapped to fit."""
         last = state["last"]
         if last is None:
             return []

@@ -1,4 +1,4 @@
-"""`multiple`: every line of the body is a command of its own (server spec 3.2.2)."""
+"""`multiple`: every line of the body is a command of its own (docs/spec/server.md §3.2.2)."""
 
 from ..grammar import command
 from ..request import Request, Result

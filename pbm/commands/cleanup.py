@@ -1,4 +1,4 @@
-"""`cleanup [full|nag]`, for the operator: the timeouts of server spec 9 as a command."""
+"""`cleanup [full|nag]`, for the operator: the timeouts of docs/spec/server.md §9 as a command."""
 
 from ..grammar import command
 from ..request import Result

@@ -1,4 +1,4 @@
-"""Information commands: help, list, games, show (spec 3.2, 3.3)."""
+"""Information commands: help, list, games, show (docs/spec/server.md §3.2, §3.3)."""
 
 from ..boards import Board
 from ..grammar import REGISTRY, command, find_game, parse_board, with_suggestion
@@ -232,7 +232,7 @@ def _show_summary(ctx, shown, not_shown, message=""):
 
 
 def _select(ctx, args, default, userids=(), game=None):
-    """Boards of this game chosen by userids and one selector word (3.3.1)."""
+    """Boards of this game chosen by userids and one selector word (docs/spec/server.md §3.3.1)."""
     game = game or ctx.game
     userids, selectors = list(userids), []
     for token in args:

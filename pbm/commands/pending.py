@@ -1,4 +1,5 @@
-"""Moves made ahead of time: queue (played when the turn comes), submit and confirm (3.7)."""
+"""Moves made ahead of time: queue (played when the turn comes), submit and confirm
+(docs/spec/server.md §3.7)."""
 
 from ..game import MoveError
 from ..grammar import DIGITS_RE, command, split_guard

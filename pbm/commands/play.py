@@ -1,5 +1,5 @@
-"""Creating boards and playing on them: challenge, move, pass, swap, resign (spec 3.4, 3.5),
-and the vote words on a board (3.6)."""
+"""Creating boards and playing on them: challenge, move, pass, swap, resign
+(docs/spec/server.md §3.4, §3.5), and the vote words on a board (docs/spec/server.md §3.6)."""
 
 import secrets
 from datetime import timedelta
@@ -176,7 +176,8 @@ def authenticated_board(ctx, board_at=0) -> Board:
 
 
 def playing_seats(ctx, board) -> list[int]:
-    """Checks 2 and 3 of 3.5.1: the board runs and the user still plays on it."""
+    """Checks 2 and 3 of docs/spec/server.md §3.5.1: the board runs and the user still plays on
+    it."""
     if not board.active:
         ctx.fail("The game has ended", board)
     seats = board.position.seats_of(ctx.userid)
@@ -189,7 +190,8 @@ def playing_seats(ctx, board) -> list[int]:
 
 
 def act(ctx, board, text, guard, comment):
-    """A move or reserved word on an authenticated board, in the order of 3.5.1."""
+    """A move or reserved word on an authenticated board, in the order of
+    docs/spec/server.md §3.5.1."""
     playing = playing_seats(ctx, board)
     word = text.lower()
     if word in VOTE_WORDS:
@@ -262,7 +264,7 @@ def toggle_pending_resignation(ctx, board, seat):
     ctx.reply(f"{board.title_name} Resigned", ctx.render("mail/notice.txt", text=text))
 
 
-# -- votes (3.6) ------------------------------------------------------------------------
+# -- votes (docs/spec/server.md §3.6) ---------------------------------------------------
 
 
 ALREADY = {

@@ -1,4 +1,4 @@
-"""Trying moves without playing them: preview and replay (server spec 3.3, 3.7)."""
+"""Trying moves without playing them: preview and replay (docs/spec/server.md §3.3, §3.7)."""
 
 from ..boards import Board
 from ..game import MoveError, OptionError

@@ -1,4 +1,4 @@
-"""Standings and history (server spec 8.3, 8.4)."""
+"""Standings and history (docs/spec/server.md §8.3, §8.4)."""
 
 from ..clock import show_time
 from ..grammar import command

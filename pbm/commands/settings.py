@@ -1,4 +1,5 @@
-"""Per-user settings: challenge acceptance, limits and seeking (3.9), and vacations (9.4)."""
+"""Per-user settings: challenge acceptance, limits and seeking (docs/spec/server.md §3.9), and
+vacations (docs/spec/server.md §9.4)."""
 
 import re
 

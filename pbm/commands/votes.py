@@ -1,5 +1,6 @@
-"""The vote commands (server spec 3.6), and the accept/reject words they share with the
-challenge settings (3.9); the vote rules are in play.vote and the board layer."""
+"""The vote commands (docs/spec/server.md §3.6), and the accept/reject words they share with the
+challenge settings (docs/spec/server.md §3.9); the vote rules are in play.vote and the board
+layer."""
 
 from ..grammar import command, parse_board
 from .play import authenticated_board, playing_seats, vote

@@ -1,4 +1,5 @@
-"""Watching and talking: chat, subscribe, unsubscribe, notify, message, broadcast (3.2, 3.8)."""
+"""Watching and talking: chat, subscribe, unsubscribe, notify, message, broadcast
+(docs/spec/server.md §3.2, §3.8)."""
 
 from datetime import timedelta
 
