@@ -74,19 +74,25 @@ class Server:
         self.store = store
         self.templates = text_environment(config.home, registered_game)
         if games is None:
-            self.games = GameCatalog(on_load=self._use_templates)
+            self.games = GameCatalog(on_load=self._use_game)
         else:
             self.games = games
             for game in games.values():
-                self._use_templates(game)
+                self._use_game(game)
 
-    def _use_templates(self, game):
+    def _use_game(self, game):
+        """A game loaded for this run: its plugin's tables must be migrated before use."""
+        pending = self.store.pending_migrations(get_migration_sets(load_all=False))
+        if pending:
+            raise TransientError(f"{len(pending)} migrations pending: run `pbm migrate`")
         game.templates = self.templates
 
     # -- services for commands ------------------------------------------------------
 
     def pending_migrations(self):
-        plugin_sets = get_migration_sets()
+        """The core's pending steps and those of the plugins loaded so far; a game loaded
+        later is checked as it loads (_use_game)."""
+        plugin_sets = get_migration_sets(load_all=False)
         return self.store.core_pending() + (
             self.store.pending_migrations(plugin_sets) if plugin_sets else []
         )

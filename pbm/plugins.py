@@ -87,9 +87,11 @@ def _distribution(plugin):
     return getattr(plugin, "__name__", pm.get_name(plugin) or repr(plugin)), ""
 
 
-def _registrations():
-    """(game, plugin) for every game every plugin registers."""
-    load_plugins()
+def _registrations(load_all=True):
+    """(game, plugin) for every game every plugin registers; with load_all false, only the
+    plugins loaded so far."""
+    if load_all:
+        load_plugins()
     found = []
     for impl in pm.hook.register_games.get_hookimpls():
         impl.function(lambda game, plugin=impl.plugin: found.append((game, plugin)))
@@ -133,30 +135,34 @@ def plugin_listing():
 
 
 def registered_game(name: str):
-    """The registered game of that name, else None."""
-    for game, _plugin in _registrations():
-        if game.name == name:
-            return game
-    return None
+    """The registered game of that name, else None; loads only that game's own entry point
+    when the plugins are not loaded yet."""
+    return load_game(name)
 
 
 def load_game(name: str):
     """The game registered as `name`, importing only its own entry point when plugins are
     not loaded yet: a mail about one game should not import every game. None if unknown."""
-    game = registered_game(name)
+    if _loaded or getattr(sys, "_called_from_test", False):
+        return _registered(name, load_all=True)
+    game = _registered(name, load_all=False)
     if game is not None:
         return game
-    if _loaded or getattr(sys, "_called_from_test", False):
-        return None
     wanted = os.environ.get("PBM_LOAD_PLUGINS")
     if wanted is not None and name not in {n.strip() for n in wanted.split(",")}:
         return None
     for entry_point in entry_points(group="pbm", name=name):
         if pm.get_plugin(name) is None:
             pm.register(entry_point.load(), name=name)
-    for game, _plugin in _registrations():
+    game = _registered(name, load_all=False)
+    if game is not None:
+        validate_game(game)
+    return game
+
+
+def _registered(name: str, load_all: bool):
+    for game, _plugin in _registrations(load_all):
         if game.name == name:
-            validate_game(game)
             return game
     return None
 
@@ -199,9 +205,11 @@ class GameCatalog(Mapping):
         return len(self._games)
 
 
-def get_migration_sets():
-    """Migration sets registered by plugins, in registration order."""
-    load_plugins()
+def get_migration_sets(load_all=True):
+    """Migration sets registered by plugins, in registration order; with load_all false,
+    those of the plugins loaded so far (a mail needs only its own game's tables)."""
+    if load_all:
+        load_plugins()
     sets = []
     pm.hook.register_migrations(register=sets.append)
     return sets
