@@ -119,7 +119,7 @@ class Server:
         except GrammarError as error:
             parsed, grammar_error = None, error
         if parsed is not None and parsed.spec.batch:
-            return parsed.spec.handler(Context(self, request, parsed, {}))
+            return self._run_batch(request, parsed)
         checks = self._verify_passwords(request, parsed, early) if parsed else {}
 
         def work(ctx):
@@ -134,6 +134,13 @@ class Server:
             if is_transient(error):
                 raise
             return self._internal_error(request, error)
+
+    def _run_batch(self, request: Request, parsed) -> Result:
+        """A batch command runs its steps in transactions of their own (spec.batch): the
+        handler gets the same Context as any other and returns their combined Result."""
+        if parsed.spec.operator_only and not request.operator:
+            return self.refuse_message(request, operator_only_message(parsed.spec))
+        return parsed.spec.handler(Context(self, request, parsed, {}))
 
     def refuse_message(self, request: Request, message: str) -> Result:
         """Answer a message we will not run (too large, too many lines) with an error, once."""
@@ -278,6 +285,10 @@ class Server:
         return self._transaction(request, None, {}, answer)
 
 
+def operator_only_message(spec) -> str:
+    return f"The {spec.word} command is only available to the operator"
+
+
 def secrets_to_mask(parsed, store) -> list[str]:
     """The command's passwords, and the word in its userid's place when that names no
     user: a player who swapped userid and password put the password there."""
@@ -340,7 +351,7 @@ class Context:
         try:
             with self.store.savepoint():
                 if self.spec.operator_only and not self.request.operator:
-                    self.abort(f"The {self.spec.word} command is only available to the operator")
+                    self.abort(operator_only_message(self.spec))
                 if self.spec.before_auth is not None:
                     self.spec.before_auth(self)
                 pair = self.parsed.auth_pair()
@@ -451,7 +462,6 @@ class Context:
         self.userid = userid
         if self.sender_key:
             self.proven_userids.append(userid)
-        return user
 
     def check_daily_limit(self, kind: str, limit_key: str, what: str):
         """At most `limits.<limit_key>` events of a kind per sender in 24 hours."""

@@ -37,7 +37,6 @@ COMMAND_VOCABULARY = frozenset(
 RESERVED_WORDS = COMMAND_VOCABULARY | frozenset(
     "all active inactive next archived tournament standard board new on off none cancel inf".split()
 )
-SELECTORS = ("active", "inactive", "archived", "next", "all", "tournament", "standard")
 # `pbm` subcommands take precedence over grammar words (docs/spec/server.md §2.5): no game may be
 # named so.
 CLI_SUBCOMMANDS = frozenset(

@@ -9,15 +9,10 @@ def _cleanup_command(ctx, games):
     from ..cleanup import run_cleanup
     from ..mailout import Mail
 
-    server, request = ctx.server, ctx.request
-    if not request.operator:
-        return server.refuse_message(
-            request, "The cleanup command is only available to the operator"
-        )
     mode = ctx.args[0].lower() if ctx.args else "full"
     if mode not in ("full", "nag"):
-        return server.refuse_message(request, f'Syntax is "{ctx.spec.syntax_for(ctx.game)}"')
-    report = run_cleanup(server, games, mode)
+        return ctx.server.refuse_message(ctx.request, f'Syntax is "{ctx.spec.syntax_for(ctx.game)}"')
+    report = run_cleanup(ctx.server, games, mode)
     text = "\n".join(report) or "Nothing to do."
     return Result(ok=True, printed=[Mail("cleanup", "Cleanup report", text, [], to_sender=True)])
 
