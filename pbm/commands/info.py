@@ -280,7 +280,7 @@ def _select(ctx, args, default, userids=(), game=None):
 )
 def showas(ctx):
     """As show, but from your own seat: hidden information, your queued and submitted moves."""
-    view = view_options(ctx)
+    view = view_options(ctx)  # checked before the password already (before_auth)
     args = ctx.args[2:]
     if args and parse_board(args[0]) is not None:
         numbers = []
