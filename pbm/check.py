@@ -8,6 +8,8 @@ import uuid
 from pathlib import Path
 
 from .config import Config, ConfigError, resolve_home
+from .plugins import get_migration_sets
+from .store import Store, core_migrations, unusable_database_cause
 
 MIN_FREE_BYTES = 50 * 1024 * 1024
 
@@ -63,9 +65,6 @@ def problems(home=None) -> list[str]:
 
 
 def _database_problems(config) -> list[str]:
-    from .plugins import get_migration_sets
-    from .store import Store, core_migrations, unusable_database_cause
-
     path = config.db_path
     if not path.exists():
         return [f"no database at {path} -- run `pbm init` as the service user"]

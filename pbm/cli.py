@@ -9,10 +9,8 @@ import click
 from .clock import now, stamp
 from .config import Config, ConfigError, default_ini_text
 from .ratings import rebuild
-from .request import Request
 
 EX_REFUSED = 1
-EX_TEMPFAIL = 75
 
 
 class PbmGroup(click.Group):
@@ -46,7 +44,7 @@ def cli(ctx, home, sender, body, headers):
     except ConfigError as error:
         if ctx.invoked_subcommand != "check":  # check reports it with the rest
             click.echo(f"pbm: {error} -- correct pbm.ini (see `pbm check`)", err=True)
-            sys.exit(EX_TEMPFAIL)
+            sys.exit(os.EX_TEMPFAIL)
         config = Config.load(home, strict=False)
     ctx.obj = {
         "config": config,
@@ -68,24 +66,18 @@ def run(obj, words):
     # deferred: start-up speed of the pbm command
     from .dispatch import open_server
     from .failures import is_transient
-    from .mailin import comment_from, strip_body
+    from .mailin import build_request
 
     if not words:
         raise click.UsageError("Give a command, e.g. `pbm help`, or a subcommand (`pbm --help`).")
-    lines = strip_body(obj["body"])
-    request = Request(
-        text=" ".join(words),
-        body=comment_from(lines),
-        sender=obj["sender"],
-        body_lines=lines,
-    )
+    request = build_request(" ".join(words), obj["body"], obj["sender"])
     try:
         with open_server(obj["config"]) as server:
             result = server.execute(request)
     except Exception as error:
         if is_transient(error):
             click.echo(f"pbm: try again later: {error}", err=True)
-            sys.exit(EX_TEMPFAIL)
+            sys.exit(os.EX_TEMPFAIL)
         raise
     for mail in result.printed:
         if obj["headers"]:
@@ -141,6 +133,7 @@ def _migrate(config) -> int:
 @click.pass_obj
 def check(obj):
     """Report what would make incoming mail wait: permissions, database, pbm.ini, disk."""
+    # deferred: start-up speed of the pbm command
     from .check import problems
 
     found = problems(obj["config"].home)
@@ -276,7 +269,7 @@ def cleanup(obj, games, mode, dry_run):
             report = run_cleanup(server, [g.lower() for g in games] or None, mode, dry_run)
     except TransientError as error:
         click.echo(f"pbm: try again later: {error}", err=True)
-        sys.exit(EX_TEMPFAIL)
+        sys.exit(os.EX_TEMPFAIL)
     prefix = "would do: " if dry_run else ""
     for line in report:
         click.echo(prefix + line)

@@ -125,12 +125,12 @@ class Server:
         except GrammarError as error:
             parsed, grammar_error = None, error
         if parsed is not None and parsed.spec.batch:
-            return parsed.spec.handler(self, request, parsed)
+            return self._run_batch(request, parsed)
         checks = self._verify_passwords(request, parsed, early) if parsed else {}
 
         def work(ctx):
             if grammar_error is not None:
-                ctx.refuse_grammar(grammar_error)
+                ctx.answer_grammar_error(grammar_error)
             else:
                 ctx.run()
 
@@ -141,9 +141,16 @@ class Server:
                 raise
             return self._internal_error(request, error)
 
+    def _run_batch(self, request: Request, parsed) -> Result:
+        """A batch command runs its steps in transactions of their own (spec.batch): the
+        handler gets the same Context as any other and returns their combined Result."""
+        if parsed.spec.operator_only and not request.operator:
+            return self.refuse_message(request, operator_only_message(parsed.spec))
+        return parsed.spec.handler(Context(self, request, parsed, {}))
+
     def refuse_message(self, request: Request, message: str) -> Result:
         """Answer a message we will not run (too large, too many lines) with an error, once."""
-        return self._transaction(request, None, {}, lambda ctx: ctx.refuse(message))
+        return self._transaction(request, None, {}, lambda ctx: ctx.answer_error(message))
 
     def _transaction(self, request, parsed, checks, work) -> Result:
         """One request: inbox key, rate limit, the command and its mail, committed together;
@@ -202,7 +209,7 @@ class Server:
             return False
         if len(recent) == limit:
             again = show_time(parse_stamp(recent[0]) + HOUR)
-            ctx.refuse(f"Too many requests from {sender}; try again after {again}")
+            ctx.answer_error(f"Too many requests from {sender}; try again after {again}")
         else:
             ctx.refused = True
             log.warning("rate limit: dropped a command from %s", sender)
@@ -284,6 +291,10 @@ class Server:
         return self._transaction(request, None, {}, answer)
 
 
+def operator_only_message(spec) -> str:
+    return f"The {spec.word} command is only available to the operator"
+
+
 def secrets_to_mask(parsed, store) -> list[str]:
     """The command's passwords, and the word in its userid's place when that names no
     user: a player who swapped userid and password put the password there."""
@@ -325,6 +336,7 @@ class Context:
         self.mails: list[Mail] = []
         self.refused = False
         self.userid: str | None = None  # the authenticated user
+        self.board: Board | None = None  # the board loaded before the password (before_auth)
         self.failed_logins: list[str] = []
         self.proven_userids: list[str] = []  # accounts whose password came from the sender
         self.sender_key = (request.sender or "").lower()
@@ -340,13 +352,20 @@ class Context:
     # -- running and refusing ---------------------------------------------------------
 
     def run(self):
+        """The command as its declaration says: operator check, the checks that come before
+        the password, the password, then the handler; an abort rolls all its writes back."""
         try:
             with self.store.savepoint():
                 if self.spec.operator_only and not self.request.operator:
-                    self.fail(f"The {self.spec.word} command is only available to the operator")
+                    self.abort(operator_only_message(self.spec))
+                if self.spec.before_auth is not None:
+                    self.spec.before_auth(self)
+                pair = self.parsed.auth_pair()
+                if pair is not None:
+                    self.authenticate(*pair)
                 self.spec.handler(self)
         except CommandError as error:
-            self.refuse(error.message, board=error.board)
+            self.answer_error(error.message, board=error.board)
         # Failed logins outlive the refusal's rollback: they are what slows guessing down.
         for userid in self.failed_logins:
             self.store.limits.add_auth_failure(userid, self.sender_key, stamp(self.now))
@@ -369,25 +388,27 @@ class Context:
                            again=again)
         self.mail_user(userid, f"Password guessing on {userid}", body, "account")
 
-    def fail(self, message: str, board: Board | None = None):
+    def abort(self, message: str, board: Board | None = None):
+        """Stop the command: every write it made is rolled back and the sender gets the
+        error mail (docs/spec/server.md §5.7)."""
         raise CommandError(message, board)
 
     def syntax_error(self):
-        self.fail(f'Syntax is "{self.spec.syntax_for(self.game)}"')
+        self.abort(f'Syntax is "{self.spec.syntax_for(self.game)}"')
 
-    def refuse(self, message: str, board: Board | None = None, subject: str | None = None):
-        """Answer the sender with an error mail (docs/spec/server.md §5.7); the command is not
-        carried out."""
+    def answer_error(self, message: str, board: Board | None = None, subject: str | None = None):
+        """Answer the sender with an error mail (docs/spec/server.md §5.7) and return: the
+        writes made so far are kept (a forfeit, a refusing player marked inactive)."""
         self.refused = True
         self._error_mail(message, board, self.secrets if self.parsed else None, self.game,
                          subject)
 
-    def refuse_grammar(self, error: GrammarError):
+    def answer_grammar_error(self, error: GrammarError):
         self.refused = True
         secrets = None
         if error.spec is not None:
-            positions = error.spec.secret_positions(error.args_)
-            secrets = [error.args_[i] for i in positions if i < len(error.args_)]
+            positions = error.spec.secret_positions(error.words)
+            secrets = [error.words[i] for i in positions if i < len(error.words)]
         self._error_mail(error.message, None, secrets, error.game)
 
     def _error_mail(self, message, board, secrets, game, subject=None):
@@ -425,12 +446,12 @@ class Context:
         if lock is not None:
             again, whole_account = lock
             if whole_account:
-                self.fail(
+                self.abort(
                     f"Too many failed password attempts for {userid} from addresses not "
                     f"registered to it; try again after {show_time(again)}, or send from "
                     "one of the account's own addresses"
                 )
-            self.fail(f"Too many failed password attempts for {userid}; try again after "
+            self.abort(f"Too many failed password attempts for {userid}; try again after "
                       f"{show_time(again)}")
         user = self.store.users.get(userid)
         active = user is not None and user.status == "active"
@@ -441,13 +462,12 @@ class Context:
         if not active or not verdict:
             if self.sender_key:
                 self.failed_logins.append(userid)
-            self.fail("Invalid userid entered" if not active else "Invalid password entered")
+            self.abort("Invalid userid entered" if not active else "Invalid password entered")
         if needs_rehash(stored):
             self.store.users.set_password_hash(userid, hash_password(password))
         self.userid = userid
         if self.sender_key:
             self.proven_userids.append(userid)
-        return user
 
     def check_daily_limit(self, kind: str, limit_key: str, what: str):
         """At most `limits.<limit_key>` events of a kind per sender in 24 hours."""
@@ -457,7 +477,7 @@ class Context:
         recent = self.store.limits.rate_events(kind, self.sender_key, stamp(self.now - DAY))
         if len(recent) >= limit:
             again = show_time(parse_stamp(recent[-limit]) + DAY)
-            self.fail(f"Too many {what} from {self.sender_key} today; try again after {again}")
+            self.abort(f"Too many {what} from {self.sender_key} today; try again after {again}")
         self.store.limits.add_rate_event(kind, self.sender_key, stamp(self.now))
 
     def password_hash(self, password: str) -> str:
@@ -467,14 +487,14 @@ class Context:
     def load_board(self, number: int) -> Board:
         row = self.store.boards.get(self.game.name, number)
         if row is None:
-            self.fail(f"{self.game.display_name} board {number} not found")
+            self.abort(f"{self.game.display_name} board {number} not found")
         return Board(self, row)
 
     def require_user(self, userid: str):
         """A userid named without a password must exist."""
         user = self.store.users.get(userid.lower())
         if user is None or user.status != "active":
-            self.fail(
+            self.abort(
                 with_suggestion(f'No such user "{userid}"', userid, self.store.users.active_userids())
             )
         return user

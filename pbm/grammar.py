@@ -37,7 +37,6 @@ COMMAND_VOCABULARY = frozenset(
 RESERVED_WORDS = COMMAND_VOCABULARY | frozenset(
     "all active inactive next archived tournament standard board new on off none cancel inf".split()
 )
-SELECTORS = ("active", "inactive", "archived", "next", "all", "tournament", "standard")
 # `pbm` subcommands take precedence over grammar words (docs/spec/server.md §2.5): no game may be
 # named so.
 CLI_SUBCOMMANDS = frozenset(
@@ -52,12 +51,12 @@ def reserved_command_words():
 class GrammarError(Exception):
     """The words do not form a command; the message says how to write it right."""
 
-    def __init__(self, message: str, *, game=None, spec=None, args=()):
+    def __init__(self, message: str, *, game=None, spec=None, words=()):
         super().__init__(message)
         self.message = message
         self.game = game
         self.spec = spec
-        self.args_ = list(args)
+        self.words = list(words)  # the command's words after its name, to find the passwords
 
 
 @dataclass
@@ -73,13 +72,19 @@ class CommandSpec:
     takes_options: bool = False
     min_args: int = 0
     max_args: int | None = None
-    # Argument positions of passwords, and of the (userid, password) to check; a function
-    # of the arguments where the command has two shapes (accept B U P / accept U P).
+    # Argument positions of passwords, and of the (userid, password) the dispatcher checks
+    # before it calls the handler; a function of the arguments where the command has two
+    # shapes (accept B U P / accept U P).
     secrets: tuple[int, ...] | Callable = ()
     auth: tuple[int, int] | Callable | None = None
+    # ctx -> None: the checks whose refusal wins over a wrong password (a board's syntax and
+    # existence, docs/spec/server.md §3.5.1 step 1), run before the password is checked.
+    before_auth: Callable | None = None
     new_secrets: tuple[int, ...] = ()  # passwords hashed before the transaction
     operator_only: bool = False
-    batch: bool = False  # runs each body line as a command of its own (multiple)
+    # Runs outside the one transaction of a command, each step in its own (multiple,
+    # cleanup): the handler returns the Result itself.
+    batch: bool = False
 
     @property
     def word(self) -> str:
@@ -288,11 +293,11 @@ def parse(text: str, games: dict, timeouts=(7, 21)) -> Parsed:
     spec = specs[0]
     if (params or server_options) and not spec.takes_options:
         raise GrammarError(
-            f"The {spec.word} command takes no options", game=game, spec=spec, args=args
+            f"The {spec.word} command takes no options", game=game, spec=spec, words=args
         )
     if len(args) < spec.min_args or (spec.max_args is not None and len(args) > spec.max_args):
         raise GrammarError(
-            f'Syntax is "{spec.syntax_for(game)}"', game=game, spec=spec, args=args
+            f'Syntax is "{spec.syntax_for(game)}"', game=game, spec=spec, words=args
         )
     return Parsed(spec, game, args, params, server_options, tokens)
 

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from .config import Config, resolve_home
 from .failures import Cause, curable_cause
+from .mailin import read_limited, read_message, setup_logging, start_password_check
 
 log = logging.getLogger("pbm.intake")
 
@@ -54,11 +55,11 @@ class OpenPerMail:
         self.config = config
 
     def early_check(self, config, request):
-        from .mailin import start_password_check
-
         return start_password_check(config, request)
 
     def run(self, request, refusal, early):
+        # deferred: the dispatcher, the commands and the games load while the early
+        # password check (start_password_check) runs
         from .dispatch import open_server
 
         with open_server(self.config) as server:
@@ -69,8 +70,6 @@ def process_message(raw: bytes, size: int, envelope_sender: str | None, pipeline
                     config: Config | None = None, home=None) -> Outcome:
     """Read one mail and run it. `pipeline` runs the request (default: open the server for
     this mail); `config` is loaded from `home` when not given."""
-    from .mailin import read_message
-
     home = config.home if config is not None else resolve_home(home)
     try:
         if config is None:
@@ -137,7 +136,8 @@ def _due(home: Path, kind: str) -> bool:
 def _alert(home: Path, cause: Cause) -> None:
     """Mail the operator directly: the outbox table lives in the database that may be the
     trouble. Maildir or SMTP, as configured; the defaults when pbm.ini is the trouble."""
-    from .mailout import Mail, compose
+    # deferred: start-up speed of the mail pipe (the early password check starts first)
+    from .mailout import Mail, _smtp_send, compose
 
     config = Config.load(home, strict=False)
     operator = config.get("server.operator_address")
@@ -148,8 +148,6 @@ def _alert(home: Path, cause: Cause) -> None:
                      f"Cause: {cause.text}\nCure: {cause.cure}\n")
     message = compose(config, mail).as_bytes()
     if config.get("smtp.host"):
-        from .mailout import _smtp_send
-
         _smtp_send(config, {"recipients": json.dumps([operator]),
                             "envelope_from": config.get("server.bounce_address"), "message": message})
         return
@@ -161,15 +159,13 @@ def _alert(home: Path, cause: Cause) -> None:
 
 def main() -> int:
     """mail_handler.py: one mail on standard input; exit 0 when consumed, 75 to retry."""
-    from .mailin import EX_OK, EX_TEMPFAIL, read_limited, setup_logging
-
     home = resolve_home()
     usable = Config.load(home, strict=False)  # a bad pbm.ini is process_message's to report
     setup_logging(usable)
     raw, size = read_limited(sys.stdin.buffer, usable.number("limits.max_message_bytes"))
     outcome = process_message(raw, size, os.environ.get("SENDER"), home=home)
     if outcome.consumed:
-        return EX_OK
+        return os.EX_OK
     # The MTA shows this in its log and in the deferral reason.
     print(f"pbm: try again later: {outcome.cause.line()}", file=sys.stderr)
-    return EX_TEMPFAIL
+    return os.EX_TEMPFAIL

@@ -15,9 +15,8 @@ from email.utils import getaddresses
 from .headers import MESSAGE_ID_RE, HeaderError, checked_address, message_id_token
 from .bounds import (MAX_HEADER_BLOCK_BYTES, TooComplex, check_parsed, check_raw, header_problem,
                      headers_of, split_headers)
+from .request import Request
 
-EX_OK = 0
-EX_TEMPFAIL = 75
 MAX_COMMENT_LINES = 100
 MAX_COMMENT_CHARS = 8000
 READ_CHUNK = 65536
@@ -56,6 +55,7 @@ def body_text(message) -> str:
     if not isinstance(text, str):
         return ""
     if part.get_content_subtype() == "html":
+        # deferred: start-up speed of the mail pipe; only HTML-only mails need the parser
         from .htmltext import html_to_text
 
         text = html_to_text(text)
@@ -220,8 +220,6 @@ def parse_bounded(raw: bytes, headers_only: bool):
 def read_message(config, raw: bytes, size: int, envelope_sender: str | None):
     """(request, refusal) for one message: (None, None) when it must get no answer, a
     refusal text when it is answered without running (too large, beyond reading)."""
-    from .request import Request
-
     limit = config.number("limits.max_message_bytes")
     too_large = size > limit
     message, problem = parse_bounded(raw, headers_only=too_large)
@@ -247,23 +245,25 @@ def read_message(config, raw: bytes, size: int, envelope_sender: str | None):
             log.info("could not read a mail: %s", problem)
             refusal = f"Could not read your mail: {problem}; nothing was done"
         return Request(text=subject, sender=sender, key=key, message_id=message_id), refusal
-    lines = strip_body(body_text(message))
-    request = Request(
-        text=subject,
-        body=comment_from(lines),
-        sender=sender,
-        key=key,
-        message_id=message_id,
-        body_lines=lines,
-    )
-    return request, None
+    return build_request(subject, body_text(message), sender, key, message_id), None
+
+
+def build_request(text: str, body: str, sender: str | None, key: str | None = None,
+                  message_id: str | None = None):
+    """The one way a command's words, body and sender become a Request (the mail, the
+    command line, the tests): the body is stripped to the sender's own words."""
+    lines = strip_body(body)
+    return Request(text=text, body=comment_from(lines), sender=sender, key=key,
+                   message_id=message_id, body_lines=lines)
 
 
 def start_password_check(config, request):
     """Begin the argon2 check of the command's password before the rest of the server is
     imported (see security.EarlyCheck); None when the words name no password, or when the
     command will not get as far as its password (security.password_check_needed)."""
-    from . import commands  # noqa: F401  (the command table says where passwords stand)
+    # deferred: the argon2 check starts before the rest of pbm is imported; these are the
+    # least it needs (the command table says where passwords stand)
+    from . import commands  # noqa: F401
     from .grammar import password_of
     from .security import EarlyCheck, password_check_needed
     from .store import Store

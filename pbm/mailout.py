@@ -137,6 +137,7 @@ def _smtp_send(config, row) -> dict:
     Raises TransientDeliveryError or PermanentDeliveryError when nobody got it."""
     host, port = config.get("smtp.host"), config.number("smtp.port")
     security = config.get("smtp.security") or "none"
+    # deferred: start-up speed of the mail pipe; only SMTP delivery needs them
     import smtplib
     import socket
 

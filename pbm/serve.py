@@ -16,8 +16,11 @@ from aiosmtpd.smtp import SMTP
 
 from .dispatch import open_server
 from .failures import curable_cause
+from .grammar import password_of
 from .intake import DirectServer, process_message
+from .mailout import flush as flush_outbox
 from .security import EarlyCheck, PasswordCache, password_check_needed
+from .store import Store
 
 log = logging.getLogger("pbm.serve")
 FLUSH_EVERY_SECONDS = 60
@@ -61,8 +64,6 @@ class MailService:
 
     def early_check(self, config, request):
         """The password check, off the writer's thread."""
-        from .grammar import password_of
-
         pair = password_of(request.text)
         if pair is None:
             return None
@@ -82,8 +83,6 @@ class MailService:
         return self.worker.submit(self._process, request, refusal, early).result()
 
     def _reader_store(self):
-        from .store import Store
-
         if getattr(self._local, "store", None) is None:
             self._local.store = Store.open(self.config.db_path)
         return self._local.store
@@ -110,9 +109,7 @@ class MailService:
         return self._server
 
     def flush(self):
-        from .mailout import flush
-
-        flush(self._pipeline().store, self.config)
+        flush_outbox(self._pipeline().store, self.config)
 
     def close(self):
         self.worker.submit(self._close_database).result()

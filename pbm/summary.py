@@ -7,7 +7,6 @@ from .game import format_option
 from .vacations import vacation_state
 
 MAIL_WIDTH = 76
-STARS = "*" * 60
 
 
 def options_line(game, options: dict, players: int) -> str:

@@ -16,9 +16,8 @@ import games.lox
 import games.uknight
 from pbm.config import Config
 from pbm.dispatch import open_server
-from pbm.mailin import comment_from, strip_body
+from pbm.mailin import build_request
 from pbm.plugins import pm
-from pbm.request import Request
 from tests import toygame
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -70,10 +69,7 @@ class Harness:
         return Config.load(self.home)
 
     def run(self, text, sender="tester@example.org", body="", key=None):
-        lines = strip_body(body)
-        request = Request(
-            text=text, body=comment_from(lines), sender=sender, body_lines=lines, key=key
-        )
+        request = build_request(text, body, sender, key)
         with open_server(self.config) as server:
             return server.execute(request)
 

@@ -13,7 +13,7 @@ PASSWORD_RE = re.compile(r"[!-~]{4,64}")
 
 def check_password(ctx, password: str):
     if not PASSWORD_RE.fullmatch(password) or password.startswith("-") or password == "**":
-        ctx.fail(
+        ctx.abort(
             'Passwords must be 4 to 64 characters without spaces and must not start with "-"'
         )
 
@@ -22,20 +22,20 @@ def parse_addresses(ctx, tokens) -> list[str]:
     """Bare addr-specs only (no names, no lists); none given means the sender's."""
     if not tokens:
         if not ctx.request.sender:
-            ctx.fail("Give at least one address: nobody sent this command by mail")
+            ctx.abort("Give at least one address: nobody sent this command by mail")
         tokens = [ctx.request.sender]
     addresses = []
     for token in tokens:
         try:
             address = checked_address(token)
         except HeaderError as error:
-            ctx.fail(str(error))
+            ctx.abort(str(error))
         local, _, domain = address.rpartition("@")
         address = f"{local}@{domain.lower()}"
         if address.lower() not in {a.lower() for a in addresses}:
             addresses.append(address)
     if len(addresses) > MAX_ADDRESSES:
-        ctx.fail(f"At most {MAX_ADDRESSES} addresses per user")
+        ctx.abort(f"At most {MAX_ADDRESSES} addresses per user")
     return addresses
 
 
@@ -61,13 +61,13 @@ def signup(ctx):
     """Creates an account; without an address, the sender's address is used."""
     userid, password = ctx.args[0].lower(), ctx.args[1]
     if userid in RESERVED_WORDS or userid in ctx.server.games:
-        ctx.fail(f'"{userid}" is a reserved word and cannot be a userid')
+        ctx.abort(f'"{userid}" is a reserved word and cannot be a userid')
     if not is_valid_userid(userid):
-        ctx.fail(
+        ctx.abort(
             'Userids must be 2 to 16 characters: a letter, then letters, digits, "_", "." or "-"'
         )
     if ctx.store.users.get(userid) is not None:
-        ctx.fail(f'Userid "{userid}" is already taken')
+        ctx.abort(f'Userid "{userid}" is already taken')
     check_password(ctx, password)
     addresses = parse_addresses(ctx, ctx.args[2:])
     ctx.check_daily_limit("signup", "signups_per_day", "signups")
@@ -85,11 +85,10 @@ def signup(ctx):
 @command("add", "global", "add userid password address...", min_args=3, secrets=(1,), auth=(0, 1))
 def add(ctx):
     """Adds addresses to an account (at most 5 in all)."""
-    ctx.authenticate(ctx.args[0], ctx.args[1])
     old = ctx.store.users.addresses(ctx.userid)
     new = _union(old, parse_addresses(ctx, ctx.args[2:]))
     if len(new) > MAX_ADDRESSES:
-        ctx.fail(f"At most {MAX_ADDRESSES} addresses per user")
+        ctx.abort(f"At most {MAX_ADDRESSES} addresses per user")
     ctx.store.users.set_addresses(ctx.userid, new)
     _account_changed(ctx, old, new)
 
@@ -104,7 +103,6 @@ def add(ctx):
 )
 def change_address(ctx):
     """Replaces an account's addresses; none given means the sender's."""
-    ctx.authenticate(ctx.args[0], ctx.args[1])
     old = ctx.store.users.addresses(ctx.userid)
     new = parse_addresses(ctx, ctx.args[2:])
     ctx.store.users.set_addresses(ctx.userid, new)
@@ -137,7 +135,6 @@ def _account_changed(ctx, old, new):
 )
 def change_password(ctx):
     """Replaces an account's password."""
-    ctx.authenticate(ctx.args[0], ctx.args[1])
     check_password(ctx, ctx.args[2])
     ctx.store.users.set_password_hash(ctx.userid, ctx.password_hash(ctx.args[2]))
     body = ctx.render("mail/password_changed.txt", userid=ctx.userid)
@@ -156,7 +153,6 @@ def change_password(ctx):
 )
 def signoff(ctx):
     """Deletes the account; its active boards are forfeited at once."""
-    ctx.authenticate(ctx.args[0], ctx.args[1])
     userid = ctx.userid
     addresses = ctx.store.users.addresses(userid)
     forfeited = []

@@ -5,8 +5,9 @@ from ..request import Request, Result
 
 
 @command("multiple", "global", "multiple", max_args=0, batch=True)
-def multiple(server, request, parsed):
+def multiple(ctx):
     """Runs each line of the body as a command, each in its own transaction, without comments."""
+    server, request = ctx.server, ctx.request
     lines = [
         line.strip()
         for line in request.body_lines

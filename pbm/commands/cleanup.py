@@ -4,30 +4,26 @@ from ..grammar import command
 from ..request import Result
 
 
-def _cleanup_command(server, request, parsed, games):
+def _cleanup_command(ctx, games):
     # deferred: start-up speed of the mail pipe (mailin imports every command module early)
     from ..cleanup import run_cleanup
     from ..mailout import Mail
 
-    if not request.operator:
-        return server.refuse_message(
-            request, "The cleanup command is only available to the operator"
-        )
-    mode = parsed.args[0].lower() if parsed.args else "full"
+    mode = ctx.args[0].lower() if ctx.args else "full"
     if mode not in ("full", "nag"):
-        return server.refuse_message(request, f'Syntax is "{parsed.spec.syntax_for(parsed.game)}"')
-    report = run_cleanup(server, games, mode)
+        return ctx.server.refuse_message(ctx.request, f'Syntax is "{ctx.spec.syntax_for(ctx.game)}"')
+    report = run_cleanup(ctx.server, games, mode)
     text = "\n".join(report) or "Nothing to do."
     return Result(ok=True, printed=[Mail("cleanup", "Cleanup report", text, [], to_sender=True)])
 
 
 @command("cleanup", "global", "cleanup [full|nag]", max_args=1, operator_only=True, batch=True)
-def cleanup(server, request, parsed):
+def cleanup(ctx):
     """Operator only: nags, forfeits, archiving and housekeeping for every game."""
-    return _cleanup_command(server, request, parsed, None)
+    return _cleanup_command(ctx, None)
 
 
 @command("cleanup", "game", "{game} cleanup [full|nag]", max_args=1, operator_only=True, batch=True)
-def game_cleanup(server, request, parsed):
+def game_cleanup(ctx):
     """Operator only: nags, forfeits and archiving for this game."""
-    return _cleanup_command(server, request, parsed, [parsed.game.name])
+    return _cleanup_command(ctx, [ctx.game.name])

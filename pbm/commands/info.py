@@ -19,7 +19,7 @@ def help_(ctx):
         text = _help_text(ctx, subject)
         if text is None:
             candidates = list(HELP_TOPICS) + list(ctx.server.games) + _command_words()
-            ctx.fail(with_suggestion(f'No help available for "{subject}"', subject, candidates))
+            ctx.abort(with_suggestion(f'No help available for "{subject}"', subject, candidates))
         ctx.reply(f"Help {subject}", ctx.render("mail/help.txt", text=text), kind="help")
 
 
@@ -86,7 +86,7 @@ def list_(ctx):
     for word in ctx.args:
         game = find_game(word, games)
         if game is None:
-            ctx.fail(with_suggestion(f'Unknown game "{word}"', word, list(games)))
+            ctx.abort(with_suggestion(f'Unknown game "{word}"', word, list(games)))
         chosen.append(game)
     for game in dict.fromkeys(chosen):
         boards = [Board(ctx, row) for row in ctx.store.boards.of_game(game.name)]
@@ -125,11 +125,11 @@ def view_options(ctx) -> dict:
     """The game's view flags given to show or showas (`-control`), as render keywords."""
     game = ctx.game
     if ctx.parsed.server_options:
-        ctx.fail(f"The {ctx.spec.word} command takes no server options")
+        ctx.abort(f"The {ctx.spec.word} command takes no server options")
     for name, value in ctx.parsed.params.items():
         if name not in game.view_options or value is not True:
             offered = " ".join(f"-{v}" for v in game.view_options)
-            ctx.fail(
+            ctx.abort(
                 f'Unknown view option "-{name}" for {ctx.spec.word}'
                 + (f"; {game.display_name} offers {offered}" if offered else
                    f"; {game.display_name} boards have no view options")
@@ -148,7 +148,7 @@ def show(ctx):
     view = view_options(ctx)
     args = [a for i, a in enumerate(ctx.args) if not _is_board_word(ctx.args, i)]
     if not args:
-        ctx.fail("This would generate too much mail -- please refine request")
+        ctx.abort("This would generate too much mail -- please refine request")
     if parse_board(args[0], allow_ply=True) is None:
         boards = _select(ctx, args, default="all")
         if not boards:
@@ -162,7 +162,7 @@ def show(ctx):
     for token in args:
         parsed = parse_board(token, allow_ply=True)
         if parsed is None:
-            ctx.fail("Give either board numbers or userids, not both")
+            ctx.abort("Give either board numbers or userids, not both")
         requests.append(parsed)
     _check_mail_cap(ctx, len(requests))
     shown, not_shown = [], []
@@ -198,7 +198,7 @@ def _is_board_word(args, i) -> bool:
 
 def _check_mail_cap(ctx, count):
     if count > ctx.config.number("limits.max_show_mails"):
-        ctx.fail("This would generate too much mail -- please refine request")
+        ctx.abort("This would generate too much mail -- please refine request")
 
 
 def _show_board(ctx, board, ply, viewer=None, view=None):
@@ -238,7 +238,7 @@ def _select(ctx, args, default, userids=(), game=None):
     for token in args:
         word = token.lower()
         if parse_board(token, allow_ply=True) is not None:
-            ctx.fail("Give either board numbers or userids, not both")
+            ctx.abort("Give either board numbers or userids, not both")
         if word in EXCLUSIVE_SELECTORS + ("all", "tournament", "standard"):
             selectors.append(word)
         else:
@@ -246,10 +246,10 @@ def _select(ctx, args, default, userids=(), game=None):
             userids.append(word)
     exclusive = [s for s in selectors if s in EXCLUSIVE_SELECTORS]
     if len(set(exclusive)) > 1:
-        ctx.fail("Use only one of active, inactive, archived or next")
+        ctx.abort("Use only one of active, inactive, archived or next")
     selector = exclusive[0] if exclusive else (selectors[0] if selectors else default)
     if selector == "next" and not userids:
-        ctx.fail("The next selector needs at least one userid")
+        ctx.abort("The next selector needs at least one userid")
     if selector == "tournament":
         return []
     rows = ctx.store.boards.of_game(game.name, userids, include_archived=selector == "archived")
@@ -275,19 +275,19 @@ def _select(ctx, args, default, userids=(), game=None):
     min_args=2,
     secrets=(1,),
     auth=(0, 1),
+    before_auth=view_options,
     takes_options=True,
 )
 def showas(ctx):
     """As show, but from your own seat: hidden information, your queued and submitted moves."""
-    view = view_options(ctx)
-    ctx.authenticate(ctx.args[0], ctx.args[1])
+    view = view_options(ctx)  # checked before the password already (before_auth)
     args = ctx.args[2:]
     if args and parse_board(args[0]) is not None:
         numbers = []
         for token in args:
             parsed = parse_board(token)
             if parsed is None:
-                ctx.fail("Give either board numbers or userids, not both")
+                ctx.abort("Give either board numbers or userids, not both")
             numbers.append(parsed[0])
         _check_mail_cap(ctx, len(numbers))
         for number in numbers:

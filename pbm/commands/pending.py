@@ -3,7 +3,7 @@
 
 from ..game import MoveError
 from ..grammar import DIGITS_RE, command, split_guard
-from .play import VOTE_WORDS, act, authenticated_board, check_guard, move_text, playing_seats
+from .play import VOTE_WORDS, act, check_guard, load_named_board, move_text, playing_seats
 
 RESERVED = VOTE_WORDS + ("swap", "resign", "cancel")
 
@@ -16,10 +16,11 @@ RESERVED = VOTE_WORDS + ("swap", "resign", "cancel")
     min_args=4,
     secrets=(2,),
     auth=(1, 2),
+    before_auth=load_named_board,
 )
 def queue(ctx):
     """Stores a move for your next turn (played then, if still legal); cancel drops it."""
-    board = authenticated_board(ctx)
+    board = ctx.board
     playing = playing_seats(ctx, board)
     text, guard = split_guard(move_text(ctx))
     word = text.lower()
@@ -30,7 +31,7 @@ def queue(ctx):
             (s for s in playing if (q := ctx.store.votes.queued(board.id, s)) and q.move_text), None
         )
         if seat is None:
-            ctx.fail("You have no queued move", board)
+            ctx.abort("You have no queued move", board)
         ctx.store.votes.clear_queued_move(board.id, seat)
         _queue_reply(ctx, board)
         return
@@ -38,9 +39,9 @@ def queue(ctx):
         act(ctx, board, text, guard, ctx.request.body)
         return
     if word in RESERVED or not text:
-        ctx.fail("Only moves and pass can be queued", board)
+        ctx.abort("Only moves and pass can be queued", board)
     if guard is not None and not DIGITS_RE.fullmatch(guard):
-        ctx.fail(f'Invalid move number "{guard}" specified', board)
+        ctx.abort(f'Invalid move number "{guard}" specified', board)
     ctx.store.votes.set_queued_move(board.id, waiting[0], text, guard, ctx.request.body)
     _queue_reply(ctx, board)
 
@@ -54,10 +55,10 @@ def _submittable_seat(ctx, board, text, guard):
     playing = playing_seats(ctx, board)
     on_move = board.position.to_move()
     if on_move not in playing:
-        ctx.fail("It is not your move", board)
+        ctx.abort("It is not your move", board)
     check_guard(ctx, board, text, guard)
     if text.lower() in RESERVED:
-        ctx.fail("Only moves and pass can be submitted", board)
+        ctx.abort("Only moves and pass can be submitted", board)
     return on_move
 
 
@@ -68,17 +69,18 @@ def _submittable_seat(ctx, board, text, guard):
     min_args=4,
     secrets=(2,),
     auth=(1, 2),
+    before_auth=load_named_board,
 )
 def submit(ctx):
     """Shows the board after your move without playing it; confirm plays it."""
-    board = authenticated_board(ctx)
+    board = ctx.board
     text, guard = split_guard(move_text(ctx))
     seat = _submittable_seat(ctx, board, text, guard)
     position = board.position.copy()
     try:
         ply = position.try_text(seat, text)
     except MoveError as error:
-        ctx.fail(str(error), board)
+        ctx.abort(str(error), board)
     ctx.store.votes.set_submission(
         board.id, seat, ply.text, guard, ctx.request.body, board.position.move_number
     )
@@ -99,10 +101,11 @@ def submit(ctx):
     max_args=3,
     secrets=(2,),
     auth=(1, 2),
+    before_auth=load_named_board,
 )
 def confirm(ctx):
     """Plays your submitted move exactly as move would; a new body replaces its comment."""
-    board = authenticated_board(ctx)
+    board = ctx.board
     playing = playing_seats(ctx, board)
     submission = next(
         (
@@ -114,8 +117,8 @@ def confirm(ctx):
         None,
     )
     if submission is None:
-        ctx.fail("No submission to confirm", board)
+        ctx.abort("No submission to confirm", board)
     if board.position.to_move() != submission.seat:
-        ctx.fail("It is not your move", board)
+        ctx.abort("It is not your move", board)
     comment = ctx.request.body if ctx.request.body.strip() else (submission.comment or "")
     act(ctx, board, submission.move_text, submission.guard, comment)

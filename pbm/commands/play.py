@@ -66,7 +66,7 @@ def challenge(ctx):
     if problems:
         for userid in refusing:
             ctx.store.users.set_inactive_flag(game.name, userid, True)
-        ctx.refuse("\n".join(problems), subject="Invalid challenge")
+        ctx.answer_error("\n".join(problems), subject="Invalid challenge")
         return
     ctx.check_daily_limit("challenge", "challenges_per_day", "challenges")
     board = create_board(ctx, game, userids, options)
@@ -106,6 +106,15 @@ def create_board(ctx, game, userids, options) -> Board:
 # -- move and its standalone forms ---------------------------------------------------------
 
 
+def load_named_board(ctx):
+    """before_auth of the commands on a board: its number is checked and the board loaded
+    (ctx.board) before the password, docs/spec/server.md §3.5.1 step 1."""
+    token = parse_board(ctx.args[0])
+    if token is None:
+        ctx.syntax_error()
+    ctx.board = ctx.load_board(token[0])
+
+
 @command(
     "move",
     "game",
@@ -114,23 +123,22 @@ def create_board(ctx, game, userids, options) -> Board:
     min_args=4,
     secrets=(2,),
     auth=(1, 2),
+    before_auth=load_named_board,
 )
 def move(ctx):
     """Plays a move, or pass, swap, resign, propose, undo, accept or reject, on a board."""
-    board = authenticated_board(ctx)
     text, guard = split_guard(move_text(ctx))
-    act(ctx, board, text, guard, ctx.request.body)
+    act(ctx, ctx.board, text, guard, ctx.request.body)
 
 
 def _standalone(word):
     def handler(ctx):
-        board = authenticated_board(ctx)
         guard = None
         if len(ctx.args) == 4:
             if not ctx.args[3].startswith("#") or len(ctx.args[3]) < 2:
                 ctx.syntax_error()
             guard = ctx.args[3][1:]
-        act(ctx, board, word, guard, ctx.request.body)
+        act(ctx, ctx.board, word, guard, ctx.request.body)
 
     handler.__doc__ = {
         "pass": "Passes, where the game allows it (-- is the same).",
@@ -150,6 +158,7 @@ for _word, _aliases in (("pass", ("--",)), ("swap", ()), ("resign", ())):
         max_args=4,
         secrets=(2,),
         auth=(1, 2),
+        before_auth=load_named_board,
     )(_standalone(_word))
 
 
@@ -161,31 +170,21 @@ def move_text(ctx) -> str:
     move (`rem E3`), and a mail client may break a long Subject."""
     text = "".join(ctx.args[3:])
     if len(text) > MAX_MOVE_CHARS:
-        ctx.fail(f"A move is at most {MAX_MOVE_CHARS} characters long")
+        ctx.abort(f"A move is at most {MAX_MOVE_CHARS} characters long")
     return text
-
-
-def authenticated_board(ctx, board_at=0) -> Board:
-    """The board named at args[board_at], with the userid and password after it checked."""
-    token = parse_board(ctx.args[board_at])
-    if token is None:
-        ctx.syntax_error()
-    board = ctx.load_board(token[0])
-    ctx.authenticate(ctx.args[board_at + 1], ctx.args[board_at + 2])
-    return board
 
 
 def playing_seats(ctx, board) -> list[int]:
     """Checks 2 and 3 of docs/spec/server.md §3.5.1: the board runs and the user still plays on
     it."""
     if not board.active:
-        ctx.fail("The game has ended", board)
+        ctx.abort("The game has ended", board)
     seats = board.position.seats_of(ctx.userid)
     if not seats:
-        ctx.fail("You are NOT playing this game", board)
+        ctx.abort("You are NOT playing this game", board)
     playing = board.playing_seats_of(ctx.userid)
     if not playing:
-        ctx.fail("You have resigned from this game", board)
+        ctx.abort("You have resigned from this game", board)
     return playing
 
 
@@ -212,11 +211,11 @@ def act(ctx, board, text, guard, comment):
             toggle_pending_resignation(ctx, board, seat)
         return
     if on_move not in playing:
-        ctx.fail("It is not your move", board)
+        ctx.abort("It is not your move", board)
     check_guard(ctx, board, text, guard)
     if board.forfeit_if_out_of_time(on_move):
         ctx.announce(board)
-        ctx.refuse("You used too much time", board=board)
+        ctx.answer_error("You used too much time", board=board)
         return
     if word == "swap":
         check_swap(ctx, board)
@@ -226,25 +225,25 @@ def act(ctx, board, text, guard, comment):
         try:
             board.play_text(on_move, text)
         except MoveError as error:
-            ctx.fail(str(error), board)
+            ctx.abort(str(error), board)
     after_ply(ctx, board, comment)
 
 
 def check_guard(ctx, board, text, guard):
     error = board.guard_error(text, guard)
     if error:
-        ctx.fail(error, board)
+        ctx.abort(error, board)
 
 
 def check_swap(ctx, board):
     game = board.game
     if game.swap_after is None or board.position.seats != 2:
-        ctx.fail(f"{game.display_name} does not support swapping", board)
+        ctx.abort(f"{game.display_name} does not support swapping", board)
     plies = board.position.plies
     if plies and plies[-1].kind == "swap":
-        ctx.fail("The board has just been swapped. Please make a move", board)
+        ctx.abort("The board has just been swapped. Please make a move", board)
     if len(plies) != game.swap_after:
-        ctx.fail(f"You can only swap after move number {game.swap_after}", board)
+        ctx.abort(f"You can only swap after move number {game.swap_after}", board)
 
 
 def after_ply(ctx, board, comment):
@@ -278,20 +277,20 @@ def vote(ctx, board, word, playing):
     pending = board.vote()
     if word in ("propose", "undo"):
         if pending is not None:
-            ctx.fail(ALREADY[pending.kind], board)
+            ctx.abort(ALREADY[pending.kind], board)
         kind = "draw" if word == "propose" else "undo"
         if kind == "draw" and not game.can_draw(board.position.state):
-            ctx.fail(f"{game.display_name} does not support proposed Draws", board)
+            ctx.abort(f"{game.display_name} does not support proposed Draws", board)
         if kind == "undo":
             if not game.can_undo(board.position.state):
-                ctx.fail(f"{game.display_name} does not support undoing moves", board)
+                ctx.abort(f"{game.display_name} does not support undoing moves", board)
             if board.last_decided_ply() is None:
-                ctx.fail("There is no move to undo", board)
+                ctx.abort("There is no move to undo", board)
         accepted = set(board.position.seats_of(ctx.userid)) | board.departed_seats()
         ctx.store.votes.start(board.id, kind, ctx.userid, stamp(ctx.now), accepted)
         pending = board.vote()
     elif pending is None:
-        ctx.fail("Nothing has been proposed. Please move or propose a draw or undo.", board)
+        ctx.abort("Nothing has been proposed. Please move or propose a draw or undo.", board)
     elif word == "reject":
         ctx.store.votes.end(board.id)
         board.events.append(f"{ctx.userid} has rejected the {VOTE_NAMES[pending.kind]}.")
@@ -300,7 +299,7 @@ def vote(ctx, board, word, playing):
     else:
         mine = set(board.position.seats_of(ctx.userid))
         if mine <= set(pending.accepted):
-            ctx.fail("You have already accepted", board)
+            ctx.abort("You have already accepted", board)
         accepted = set(pending.accepted) | mine | board.departed_seats()
         ctx.store.votes.set_accepted(board.id, accepted)
         board.events.append(f"{ctx.userid} has accepted the {VOTE_NAMES[pending.kind]}.")

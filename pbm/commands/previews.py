@@ -13,7 +13,7 @@ def _position_after(ctx, board, ply):
     made = board.position.plies_made
     upto = made + ply if ply < 0 else ply
     if not 0 <= upto <= made:
-        ctx.fail(f"Board {board.number} has only {made} moves")
+        ctx.abort(f"Board {board.number} has only {made} moves")
     return replay(
         board.game, board.options, board.seat_userids, board.row.seed, board.plies, upto=upto
     ), upto
@@ -22,16 +22,16 @@ def _position_after(ctx, board, ply):
 def play_extra_moves(ctx, position, texts):
     """Play moves in turn order on a copy; `Move k (text) is illegal: why` on the first bad one."""
     if len(texts) > MAX_PREVIEW_MOVES:
-        ctx.fail(f"At most {MAX_PREVIEW_MOVES} moves can be previewed")
+        ctx.abort(f"At most {MAX_PREVIEW_MOVES} moves can be previewed")
     position = position.copy()
     for number, text in enumerate(texts, start=1):
         seat = position.to_move()
         if seat is None:
-            ctx.fail(f"Move {number} ({text}) is illegal: the game is over")
+            ctx.abort(f"Move {number} ({text}) is illegal: the game is over")
         try:
             position.try_text(seat, text)
         except MoveError as error:
-            ctx.fail(f"Move {number} ({text}) is illegal: {error}")
+            ctx.abort(f"Move {number} ({text}) is illegal: {error}")
     return position
 
 
@@ -61,7 +61,7 @@ def preview(ctx):
         _preview_new(ctx, game, ctx.args[1:])
         return
     if ctx.parsed.params or ctx.parsed.server_options:
-        ctx.fail("The preview command takes options only with new")
+        ctx.abort("The preview command takes options only with new")
     token = parse_board(ctx.args[0], allow_ply=True)
     if token is None:
         ctx.syntax_error()
@@ -80,7 +80,7 @@ def _preview_new(ctx, game, args):
         players = int(args[0])
         args = args[1:]
         if not game.min_players <= players <= game.max_players:
-            ctx.fail(
+            ctx.abort(
                 f"{game.display_name} is played by {game.min_players} to {game.max_players} players"
                 if game.min_players != game.max_players
                 else f"{game.display_name} is played by {game.min_players} players"
@@ -88,7 +88,7 @@ def _preview_new(ctx, game, args):
     try:
         options = game.parse_options(ctx.parsed.params, players)
     except OptionError as error:
-        ctx.fail(str(error))
+        ctx.abort(str(error))
     userids = [f"player{i}" for i in range(1, players + 1)]
     board = Board.unsaved(ctx, game, options, userids, "new")
     position = play_extra_moves(ctx, board.position, args)

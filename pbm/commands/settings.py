@@ -25,7 +25,6 @@ def _limit_text(limit) -> str:
 def set_acceptance(ctx, accept: bool):
     """game accept U P / game reject U P: no limit, or no challenges at all."""
     game = ctx.game
-    ctx.authenticate(ctx.args[0], ctx.args[1])
     limit = None if accept else 0
     ctx.store.users.set_challenge_limit(game.name, ctx.userid, limit)
     word = "accepted" if accept else "rejected"
@@ -39,7 +38,6 @@ def set_acceptance(ctx, accept: bool):
 def limit(ctx):
     """Sets how many active boards of the game you accept (0-999), or shows the setting."""
     game = ctx.game
-    ctx.authenticate(ctx.args[0], ctx.args[1])
     if len(ctx.args) == 2:
         current = ctx.store.users.challenge_limit(game.name, ctx.userid)
         text = _limit_text(current) + f'\n\nSyntax is "{ctx.spec.syntax_for(game)}"'
@@ -51,7 +49,7 @@ def limit(ctx):
     elif re.fullmatch(r"\d{1,3}", value):
         new = int(value)
     else:
-        ctx.fail(f'Limit must be a number from 0 to 999, or accept, all, inf or reject, not "{value}"')
+        ctx.abort(f'Limit must be a number from 0 to 999, or accept, all, inf or reject, not "{value}"')
     ctx.store.users.set_challenge_limit(game.name, ctx.userid, new)
     word = "accepted" if new is None else "rejected" if new == 0 else "limited"
     _settings_mail(ctx, f"{game.display_name} challenges now {word}", _limit_text(new))
@@ -64,7 +62,6 @@ def limit(ctx):
 def seek(ctx):
     """Announces in the standings that you look for N more boards (0-99), or shows it."""
     game = ctx.game
-    ctx.authenticate(ctx.args[0], ctx.args[1])
     if len(ctx.args) == 2:
         settings = ctx.store.users.challenge_settings(game.name, ctx.userid)
         count = settings.seeking if settings else 0
@@ -72,7 +69,7 @@ def seek(ctx):
         _settings_mail(ctx, f"{game.display_name} seek status", text)
         return
     if not re.fullmatch(r"\d{1,2}", ctx.args[2]):
-        ctx.fail(f'Seek a number of challenges from 0 to 99, not "{ctx.args[2]}"')
+        ctx.abort(f'Seek a number of challenges from 0 to 99, not "{ctx.args[2]}"')
     count = int(ctx.args[2])
     ctx.store.users.set_seeking(game.name, ctx.userid, count)
     text = f"The {game.display_name} standings show that you seek {count} challenges."
@@ -81,7 +78,6 @@ def seek(ctx):
 
 def _vacation(ctx):
     """Starts or ends a vacation (no nags, forfeits or auto-accepts), or shows its status."""
-    ctx.authenticate(ctx.args[0], ctx.args[1])
     userid = ctx.userid
     state = vacation_state(ctx.store, userid, ctx.now)
     allowance = allowance_seconds(ctx.config)
@@ -91,7 +87,7 @@ def _vacation(ctx):
         ctx.syntax_error()
     if word == "on" and not state.on:
         if state.used_seconds >= allowance:
-            ctx.fail(f"You have no vacation days left in {year}")
+            ctx.abort(f"You have no vacation days left in {year}")
         ctx.store.users.start_vacation(userid, stamp(ctx.now))
         state = vacation_state(ctx.store, userid, ctx.now)
     elif word == "off" and state.on:

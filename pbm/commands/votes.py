@@ -3,14 +3,13 @@ challenge settings (docs/spec/server.md §3.9); the vote rules are in play.vote 
 layer."""
 
 from ..grammar import command, parse_board
-from .play import authenticated_board, playing_seats, vote
+from .play import load_named_board, playing_seats, vote
 from .settings import set_acceptance
 
 
 def _vote_command(word):
     def handler(ctx):
-        board = authenticated_board(ctx)
-        vote(ctx, board, word, playing_seats(ctx, board))
+        vote(ctx, ctx.board, word, playing_seats(ctx, ctx.board))
 
     handler.__doc__ = {
         "propose": "Proposes a draw; every other player must accept it.",
@@ -22,7 +21,7 @@ def _vote_command(word):
 for _word in ("propose", "undo"):
     command(
         _word, "game", f"{{game}} {_word} board userid password",
-        min_args=3, max_args=3, secrets=(2,), auth=(1, 2),
+        min_args=3, max_args=3, secrets=(2,), auth=(1, 2), before_auth=load_named_board,
     )(_vote_command(_word))
 
 
@@ -30,15 +29,21 @@ def _board_form(args) -> bool:
     return len(args) == 3 and parse_board(args[0]) is not None
 
 
+def _board_or_settings_form(ctx):
+    """The board of `accept B U P` is loaded before the password; three words that name no
+    board fit neither form."""
+    if _board_form(ctx.args):
+        load_named_board(ctx)
+    elif len(ctx.args) != 2:
+        ctx.syntax_error()
+
+
 def _accept_or_reject(word):
     def handler(ctx):
-        if _board_form(ctx.args):
-            board = authenticated_board(ctx)
-            vote(ctx, board, word, playing_seats(ctx, board))
-        elif len(ctx.args) == 2:
-            set_acceptance(ctx, accept=word == "accept")
+        if ctx.board is not None:
+            vote(ctx, ctx.board, word, playing_seats(ctx, ctx.board))
         else:
-            ctx.syntax_error()
+            set_acceptance(ctx, accept=word == "accept")
 
     handler.__doc__ = {
         "accept": "With a board: accepts a proposed draw or undo. Without: accepts challenges.",
@@ -53,4 +58,5 @@ for _word in ("accept", "reject"):
         min_args=2, max_args=3,
         secrets=lambda args: (2,) if _board_form(args) else (1,),
         auth=lambda args: (1, 2) if _board_form(args) else (0, 1),
+        before_auth=_board_or_settings_form,
     )(_accept_or_reject(_word))

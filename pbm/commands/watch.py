@@ -6,22 +6,19 @@ from datetime import timedelta
 from ..boards import Board
 from ..clock import stamp
 from ..grammar import command, parse_board
+from .play import load_named_board
 
 MAX_MESSAGE_RECIPIENTS = 20
 
 
 @command("chat", "game", "{game} chat board userid password", min_args=3, max_args=3,
-         secrets=(2,), auth=(1, 2))
+         secrets=(2,), auth=(1, 2), before_auth=load_named_board)
 def chat(ctx):
     """Sends the mail's body to everyone on a board, finished or not; it is not stored."""
-    token = parse_board(ctx.args[0])
-    if token is None:
-        ctx.syntax_error()
-    board = ctx.load_board(token[0])
-    ctx.authenticate(ctx.args[1], ctx.args[2])
+    board = ctx.board
     text = ctx.request.body.strip("\n")
     if not text.strip():
-        ctx.fail("Nothing to send: the message body is empty", board)
+        ctx.abort("Nothing to send: the message body is empty", board)
     subject = f"{ctx.game.display_name} chat {board.number} {ctx.userid}"
     body = ctx.render("mail/chat.txt", board=board, userid=ctx.userid, text=text)
     recipients = []
@@ -41,11 +38,7 @@ def _watch_target(ctx):
     """(board numbers or None for `all`) from either `B U P` or `U P B...|all`."""
     args = ctx.args
     if _board_first(args):
-        ctx.authenticate(args[1], args[2])
         return [parse_board(args[0])[0]]
-    if len(args) < 3:
-        ctx.syntax_error()
-    ctx.authenticate(args[0], args[1])
     if len(args) == 3 and args[2].lower() == "all":
         return None
     numbers = []
@@ -134,7 +127,6 @@ def _subscription_summary(ctx, done, refused, done_label, refused_label):
 def notify(ctx):
     """Toggles a short mail when any board of the game ends, or when the named boards end."""
     game = ctx.game
-    ctx.authenticate(ctx.args[0], ctx.args[1])
     if len(ctx.args) == 2:
         on = ctx.store.watching.toggle_game_notify(game.name, ctx.userid)
         word = "started" if on else "cancelled"
@@ -166,13 +158,12 @@ def notify(ctx):
          secrets=(1,), auth=(0, 1))
 def message(ctx):
     """Sends the mail's body privately to other users; addresses are never shown."""
-    ctx.authenticate(ctx.args[0], ctx.args[1])
     recipients = list(dict.fromkeys(u.lower() for u in ctx.args[2:]))
     if len(recipients) > MAX_MESSAGE_RECIPIENTS:
-        ctx.fail(f"At most {MAX_MESSAGE_RECIPIENTS} users can be sent one message")
+        ctx.abort(f"At most {MAX_MESSAGE_RECIPIENTS} users can be sent one message")
     text = ctx.request.body.strip("\n")
     if not text.strip():
-        ctx.fail("The message is empty")
+        ctx.abort("The message is empty")
     for userid in recipients:
         ctx.require_user(userid)
     body = ctx.render("mail/message.txt", sender=ctx.userid, text=text, broadcast=False)
@@ -186,16 +177,15 @@ def message(ctx):
          secrets=(1,), auth=(0, 1))
 def broadcast(ctx):
     """Sends the mail's body to the server's announcement list, once a day at most."""
-    ctx.authenticate(ctx.args[0], ctx.args[1])
     address = ctx.config.get("broadcast.address")
     if not address:
-        ctx.fail("Broadcasts are not enabled on this server")
+        ctx.abort("Broadcasts are not enabled on this server")
     text = ctx.request.body.strip("\n")
     if not text.strip():
-        ctx.fail("The message is empty")
+        ctx.abort("The message is empty")
     since = stamp(ctx.now - timedelta(days=1))
     if ctx.store.limits.audit_count_since("broadcast", ctx.userid, since):
-        ctx.fail("Only one broadcast per day is allowed")
+        ctx.abort("Only one broadcast per day is allowed")
     ctx.store.limits.audit(stamp(ctx.now), "broadcast", userid=ctx.userid)
     body = ctx.render("mail/message.txt", sender=ctx.userid, text=text, broadcast=True)
     ctx.mail_address(address, f"Broadcast from {ctx.userid} via PBM Server", body, "broadcast")

@@ -31,6 +31,7 @@ def _core_step(step):
 def core_migrations():
     """The core's sqlite-utils migration set. Built on demand: importing sqlite_utils costs
     more than a whole mail command, and only `pbm init` and `pbm migrate` need it."""
+    # deferred: see above
     import sqlite_utils
 
     migrations = sqlite_utils.Migrations(CORE_SET)
@@ -312,6 +313,7 @@ class Store:
     def db(self):
         """sqlite-utils on the same connection, for schema work."""
         if self._db is None:
+            # deferred: importing sqlite_utils costs more than a mail command (core_migrations)
             import sqlite_utils
 
             self._db = sqlite_utils.Database(self.conn, execute_plugins=False)
