@@ -7,7 +7,6 @@ overwrites the live database through SQLite under the home's exclusive lock (see
 homelock), so no mail is handled half on the old and half on the new state."""
 
 import os
-import sqlite3
 import tarfile
 import tempfile
 from pathlib import Path
@@ -132,7 +131,7 @@ def _unpack(archive_path: Path, scratch: Path) -> dict:
 
 def _check_database(path: Path) -> list[str]:
     """Refuse a damaged copy or one made by a newer pbm; say what `pbm migrate` will add."""
-    from .store import Store
+    from .store import Store, unusable_database_cause
     from .store.connection import core_step_names
 
     try:
@@ -143,7 +142,9 @@ def _check_database(path: Path) -> list[str]:
             pending = store.core_pending()
         finally:
             store.close()
-    except sqlite3.DatabaseError as error:
+    except Exception as error:
+        if unusable_database_cause(error) is None:
+            raise
         raise BackupError(f"the backup's database cannot be read: {error}") from error
     if verdict != "ok":
         raise BackupError(f"the backup's database is damaged: integrity_check says {verdict}")

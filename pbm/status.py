@@ -17,8 +17,7 @@ def gather(config) -> dict:
     moment = now()
     store = Store.open(config.db_path)
     try:
-        store.conn.execute("BEGIN")
-        try:
+        with store.snapshot():
             outbox = {row.status: row for row in store.outbox.health()}
             last_cleanup = store.limits.last_audit_at("cleanup")
             since = stamp(moment - timedelta(days=ACTIVE_DAYS))
@@ -29,8 +28,6 @@ def gather(config) -> dict:
             }
             sets = get_migration_sets()
             pending = store.core_pending() + (store.pending_migrations(sets) if sets else [])
-        finally:
-            store.conn.execute("COMMIT")
         sizes = store.file_sizes()
     finally:
         store.close()

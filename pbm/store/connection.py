@@ -358,6 +358,15 @@ class Store:
         self.conn.execute("COMMIT")
 
     @contextmanager
+    def snapshot(self):
+        """Several reads that see one committed state (a deferred read transaction)."""
+        self.conn.execute("BEGIN")
+        try:
+            yield self
+        finally:
+            self.conn.execute("COMMIT")
+
+    @contextmanager
     def savepoint(self):
         """Undo a refused command's partial writes but keep the transaction."""
         self.conn.execute("SAVEPOINT command")
