@@ -28,9 +28,14 @@ def run_cleanup(server, games=None, mode="full", dry_run=False) -> list[str]:
             server, dry_run, lambda ctx: _end_used_up_vacations(ctx, report), report, "vacations"
         )
         _in_transaction(server, dry_run, lambda ctx: _prune(ctx, report), report, "pruning")
-        if not dry_run:
-            server.store.checkpoint()
-            flush(server.store, server.config)
+    if not dry_run:
+        # `pbm status` reports when cleanup last ran.
+        _in_transaction(server, dry_run, lambda ctx: ctx.store.limits.audit(
+            stamp(ctx.now), "cleanup", detail={"mode": mode, "steps": len(report)}),
+            report, "recording the run")
+    if mode == "full" and not dry_run:
+        server.store.checkpoint()
+        flush(server.store, server.config)
     return report
 
 
@@ -169,6 +174,9 @@ def _prune(ctx, report):
     pruned = ctx.store.limits.prune_inbox(stamp(ctx.now - INBOX_KEEP))
     if pruned:
         report.append(f"{pruned} old inbox keys pruned")
+    expired = ctx.store.users.prune_reset_codes(stamp(ctx.now))
+    if expired:
+        report.append(f"{expired} expired password reset codes pruned")
     stale = ctx.store.limits.prune_rate_rows(stamp(ctx.now - 2 * DAY))
     if stale:
         report.append(f"{stale} stale rate-limit rows pruned")

@@ -169,6 +169,72 @@ def migrate(obj, list_only):
         store.close()
 
 
+@cli.command()
+@click.option("--json", "as_json", is_flag=True, help="One JSON object, for monitoring tools.")
+@click.pass_obj
+def status(obj, as_json):
+    """Health for monitoring: outbox, cleanup, sizes, migrations, activity; exit 1 past the
+    [status] thresholds."""
+    # deferred: start-up speed of the pbm command
+    import json
+
+    from .status import gather, problems, text_lines
+
+    config = obj["config"]
+    if not config.db_path.exists():
+        raise click.ClickException(f"No database at {config.db_path}: run `pbm init`")
+    figures = gather(config)
+    found = problems(config, figures)
+    if as_json:
+        click.echo(json.dumps({**figures, "problems": found, "ok": not found}, indent=1))
+    else:
+        for line in text_lines(figures, found):
+            click.echo(line)
+    sys.exit(EX_REFUSED if found else 0)
+
+
+@cli.command()
+@click.argument("directory", required=False, type=click.Path(file_okay=False))
+@click.pass_obj
+def backup(obj, directory):
+    """Write a consistent, dated backup (database, pbm.ini, secret.key) while mail goes on;
+    keep the last [backup] keep."""
+    # deferred: start-up speed of the pbm command
+    from .backup import BackupError, make_backup
+
+    try:
+        made, removed = make_backup(obj["config"], directory)
+    except BackupError as error:
+        raise click.ClickException(str(error))
+    click.echo(f"backup written: {made}")
+    for path in removed:
+        click.echo(f"old backup removed: {path}")
+
+
+@cli.command()
+@click.argument("archive", type=click.Path(dir_okay=False, exists=True))
+@click.option("--wait", default=10, show_default=True, type=click.IntRange(0, 3600),
+              help="Seconds to wait for mail being handled to finish.")
+@click.pass_obj
+def restore(obj, archive, wait):
+    """Put a backup back into the home after checking it; mail waits meanwhile."""
+    # deferred: start-up speed of the pbm command
+    from pathlib import Path
+
+    from .backup import BackupError, restore as restore_backup
+    from .failures import TransientError
+
+    try:
+        report = restore_backup(obj["config"], Path(archive), wait)
+    except BackupError as error:
+        raise click.ClickException(f"not restored: {error}")
+    except TransientError as error:
+        click.echo(f"pbm: not restored, try again: {error}", err=True)
+        sys.exit(os.EX_TEMPFAIL)
+    for line in report:
+        click.echo(line)
+
+
 @cli.group()
 def outbox():
     """Outgoing mail: deliver what is due, list it, retry one message."""

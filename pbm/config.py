@@ -33,6 +33,8 @@ DEFAULTS = {
         "failed_logins_per_account_per_hour": "20",
         "max_show_mails": "20",
         "max_multiple_lines": "50",
+        "reset_requests_per_day": "5",
+        "reset_mails_per_account_per_day": "3",
     },
     "timeouts": {
         "nag_days": "7",
@@ -41,6 +43,14 @@ DEFAULTS = {
         "vacation_days_per_year": "30",
     },
     "broadcast": {"address": ""},
+    "backup": {"dir": "", "keep": "7"},
+    "status": {
+        "max_queued": "100",
+        "max_failed": "0",
+        "max_mail_age_minutes": "60",
+        "max_cleanup_age_hours": "26",
+        "max_wal_megabytes": "256",
+    },
     "web": {"base_url": ""},
 }
 
@@ -48,7 +58,7 @@ DEFAULTS = {
 # Keys whose values must read as whole numbers (>= 0), and keys with a fixed set of values.
 TEXT_KEYS = {"server.name", "server.address", "server.operator_address", "server.bounce_address",
              "smtp.host", "smtp.username", "smtp.password", "listen.host", "broadcast.address",
-             "web.base_url", "smtp.security"}
+             "web.base_url", "smtp.security", "backup.dir"}
 CHOICES = {"smtp.security": ("none", "ssl", "starttls")}
 
 

@@ -510,13 +510,15 @@ class Context:
         self.mails.append(Mail(kind, subject, body, to, reply=True, to_sender=True))
 
     def mail_user(self, userid: str, subject: str, body: str, kind: str, addresses=None,
-                  reply=False):
+                  reply=False, wrap=True):
         addresses = addresses if addresses is not None else self.store.users.addresses(userid)
         if kind in CAPPED_KINDS and self._mail_cap_reached(userid):
             log.warning("mail cap: %s mail to %s not sent", kind, userid)
             return
         if addresses:
-            self.mails.append(Mail(kind, subject, body, list(addresses), userid=userid, reply=reply))
+            self.mails.append(
+                Mail(kind, subject, body, list(addresses), userid=userid, reply=reply, wrap=wrap)
+            )
 
     def _mail_cap_reached(self, userid: str) -> bool:
         limit = self.config.number("limits.mails_per_user_per_day")

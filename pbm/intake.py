@@ -17,6 +17,7 @@ from pathlib import Path
 
 from .config import Config, resolve_home
 from .failures import Cause, curable_cause
+from .homelock import handling_mail
 from .mailin import read_limited, read_message, setup_logging, start_password_check
 
 log = logging.getLogger("pbm.intake")
@@ -78,8 +79,9 @@ def process_message(raw: bytes, size: int, envelope_sender: str | None, pipeline
         if request is None:
             return Outcome(consumed=True)
         pipeline = pipeline or OpenPerMail(config)
-        early = pipeline.early_check(config, request) if refusal is None else None
-        return Outcome(consumed=True, result=pipeline.run(request, refusal, early))
+        with handling_mail(home):
+            early = pipeline.early_check(config, request) if refusal is None else None
+            return Outcome(consumed=True, result=pipeline.run(request, refusal, early))
     except Exception as error:
         cause = curable_cause(error, home)
         if cause is None:

@@ -41,6 +41,7 @@ class Mail:
     reply: bool = False  # a direct answer to the command, sent to the sender
     to_sender: bool = False
     headers: dict = field(default_factory=dict)
+    wrap: bool = True  # False for a body that must arrive as written (exported JSON)
 
 
 def wrap_text(text: str, width: int = LINE_WIDTH) -> str:
@@ -87,7 +88,8 @@ def compose(config, mail: Mail, in_reply_to: str | None = None) -> EmailMessage:
         # What the email library made of each value is checked once more, decoded.
         if has_control(str(value)):
             raise HeaderError(f"{name} would carry a control character")
-    message.set_content(wrap_text(mail.body).rstrip("\n") + "\n", charset="utf-8")
+    body = wrap_text(mail.body) if mail.wrap else mail.body
+    message.set_content(body.rstrip("\n") + "\n", charset="utf-8")
     return message
 
 

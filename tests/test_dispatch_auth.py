@@ -36,6 +36,7 @@ WRONG_PASSWORD = [
     "knightpanic queue 101 bob wrong c1-e5",
     "knightpanic submit 101 alice wrong c1-e5",
     "knightpanic confirm 101 alice wrong",
+    "export me alice wrong",
 ]
 
 

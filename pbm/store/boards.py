@@ -133,6 +133,28 @@ class Boards(Repository):
             (userid,),
         )
 
+    def of_user(self, userid: str) -> list[BoardRecord]:
+        """Every board, of any status but removed, where the user holds a seat."""
+        return self._records(
+            BoardRecord,
+            "SELECT * FROM boards WHERE status != 'removed' AND id IN "
+            "(SELECT board_id FROM seats WHERE userid = ?) ORDER BY game, number",
+            (userid,),
+        )
+
+    def count_moved_since(self, since: str) -> int:
+        """Active boards with a ply since a time."""
+        return self._value(
+            "SELECT count(*) FROM boards WHERE status = 'active' AND last_move_at >= ?", (since,)
+        )
+
+    def count_players_moved_since(self, since: str) -> int:
+        """Players who made a ply themselves since a time."""
+        return self._value(
+            "SELECT count(DISTINCT userid) FROM moves WHERE created_at >= ? AND auto = 0",
+            (since,),
+        )
+
     def count_started_since(self, userid: str, since: str) -> int:
         """Boards of every game created since a time with the user in a seat."""
         return self._value(

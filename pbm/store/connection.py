@@ -176,6 +176,10 @@ def m001_core(db):
     )
 
 
+def core_step_names() -> list[str]:
+    return [step.__name__ for step in _CORE_STEPS]
+
+
 def is_busy_or_full(error: BaseException) -> bool:
     """A database error that waiting may cure: locked past the busy timeout, or a full disk."""
     if not isinstance(error, sqlite3.OperationalError):
@@ -295,6 +299,18 @@ def m004_address_proofs(db):
     )
 
 
+@_core_step
+def m005_password_resets(db):
+    """One reset code per account at a time, kept only as its digest (docs/spec/server.md
+    §3.2.3)."""
+    db["password_resets"].create(
+        {"userid": str, "code_digest": str, "created_at": str, "expires_at": str},
+        pk="userid",
+        foreign_keys=[("userid", "users", "userid")],
+        not_null={"code_digest", "created_at", "expires_at"},
+    )
+
+
 class Store:
     """One connection to $PBM_HOME/pbm.db, its transactions, and one repository per concern."""
 
@@ -344,6 +360,15 @@ class Store:
         self.conn.execute("COMMIT")
 
     @contextmanager
+    def snapshot(self):
+        """Several reads that see one committed state (a deferred read transaction)."""
+        self.conn.execute("BEGIN")
+        try:
+            yield self
+        finally:
+            self.conn.execute("COMMIT")
+
+    @contextmanager
     def savepoint(self):
         """Undo a refused command's partial writes but keep the transaction."""
         self.conn.execute("SAVEPOINT command")
@@ -359,17 +384,21 @@ class Store:
 
     def core_pending(self) -> list[tuple[str, str]]:
         """Core migrations not yet applied, read with plain SQL: every mail checks this."""
-        applied = set()
-        if self._value(
+        applied = self.core_applied()
+        return [(CORE_SET, step.__name__) for step in _CORE_STEPS if step.__name__ not in applied]
+
+    def core_applied(self) -> set[str]:
+        """Names of the core migrations this database has had (a newer pbm's among them)."""
+        if not self._value(
             "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '_sqlite_migrations'"
         ):
-            applied = {
-                r["name"]
-                for r in self._rows(
-                    "SELECT name FROM _sqlite_migrations WHERE migration_set = ?", (CORE_SET,)
-                )
-            }
-        return [(CORE_SET, step.__name__) for step in _CORE_STEPS if step.__name__ not in applied]
+            return set()
+        return {
+            r["name"]
+            for r in self._rows(
+                "SELECT name FROM _sqlite_migrations WHERE migration_set = ?", (CORE_SET,)
+            )
+        }
 
     def pending_migrations(self, migration_sets):
         return [(s.name, m.name) for s in migration_sets for m in s.pending(self.db)]
@@ -397,6 +426,31 @@ class Store:
     def _value(self, sql, params=()):
         row = self.conn.execute(sql, params).fetchone()
         return row[0] if row else None
+
+    def backup_to(self, path: Path):
+        """A consistent copy of the whole database through SQLite's online backup API:
+        writers go on meanwhile, and the copy is one committed state."""
+        target = sqlite3.connect(str(path))
+        try:
+            self.conn.backup(target)
+        finally:
+            target.close()
+
+    def restore_from(self, path: Path):
+        """Overwrite this database, in place and through SQLite, with the one at path, so
+        that any other open connection sees the restored state and not a stale file."""
+        source = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        try:
+            source.backup(self.conn)
+        finally:
+            source.close()
+
+    def file_sizes(self) -> dict:
+        """Bytes of the database file and of its write-ahead log."""
+        path = Path(self.conn.execute("PRAGMA database_list").fetchone()[2])
+        wal = path.with_name(path.name + "-wal")
+        return {"database": path.stat().st_size if path.exists() else 0,
+                "wal": wal.stat().st_size if wal.exists() else 0}
 
     def checkpoint(self):
         self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")

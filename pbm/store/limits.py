@@ -78,3 +78,6 @@ class Limits(Repository):
             "INSERT OR IGNORE INTO address_proofs (userid, address, at) VALUES (?, ?, ?)",
             (userid, address.lower(), at),
         )
+
+    def last_audit_at(self, kind: str) -> str | None:
+        return self._value("SELECT max(at) FROM audit WHERE kind = ?", (kind,))

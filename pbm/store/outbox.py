@@ -2,7 +2,7 @@
 
 import json
 
-from .records import OutboxEntry, OutboxRow
+from .records import OutboxEntry, OutboxHealth, OutboxRow
 from .repository import Repository
 
 
@@ -111,6 +111,14 @@ class Outbox(Repository):
                     (at, row_id),
                 ).rowcount
             )
+
+    def health(self) -> list[OutboxHealth]:
+        """Mail not yet sent, by state, with the oldest message's time."""
+        return self._records(
+            OutboxHealth,
+            "SELECT status, count(*) AS count, min(created_at) AS oldest_at FROM outbox "
+            "WHERE status != 'sent' GROUP BY status ORDER BY status",
+        )
 
     def rows(self, statuses=None) -> list[OutboxEntry]:
         sql = (

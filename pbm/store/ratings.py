@@ -39,6 +39,11 @@ class Ratings(Repository):
             RatingRecord, "SELECT * FROM ratings WHERE game = ? AND userid = ?", (game, userid)
         )
 
+    def of_user(self, userid: str) -> list[RatingRecord]:
+        return self._records(
+            RatingRecord, "SELECT * FROM ratings WHERE userid = ? ORDER BY game", (userid,)
+        )
+
     def of_game(self, game: str) -> list[RatingRecord]:
         return self._records(RatingRecord, "SELECT * FROM ratings WHERE game = ?", (game,))
 

@@ -19,6 +19,13 @@ class UserRecord(NamedTuple):
     deleted_at: str | None
 
 
+class ResetCodeRecord(NamedTuple):
+    userid: str
+    code_digest: str
+    created_at: str
+    expires_at: str
+
+
 class VacationRecord(NamedTuple):
     id: int
     userid: str
@@ -172,3 +179,11 @@ class OutboxEntry(NamedTuple):
     last_error: str | None
     sent_at: str | None
 
+
+
+class OutboxHealth(NamedTuple):
+    """How many mails wait in one state, and since when the oldest: `pbm status`."""
+
+    status: str
+    count: int
+    oldest_at: str | None

@@ -1,6 +1,6 @@
 """Accounts, their addresses and vacations, and each user's per-game challenge settings."""
 
-from .records import ChallengeSettingsRecord, UserRecord, VacationRecord
+from .records import ChallengeSettingsRecord, ResetCodeRecord, UserRecord, VacationRecord
 from .repository import Repository
 
 
@@ -37,10 +37,33 @@ class Users(Repository):
             [(userid, address, i) for i, address in enumerate(addresses)],
         )
 
+    def set_reset_code(self, userid: str, code_digest: str, at: str, expires_at: str):
+        """A new code replaces any earlier one: only the latest mail's code works."""
+        self.conn.execute(
+            "INSERT INTO password_resets (userid, code_digest, created_at, expires_at) "
+            "VALUES (?, ?, ?, ?) ON CONFLICT (userid) DO UPDATE SET "
+            "code_digest = excluded.code_digest, created_at = excluded.created_at, "
+            "expires_at = excluded.expires_at",
+            (userid, code_digest, at, expires_at),
+        )
+
+    def reset_code(self, userid: str) -> ResetCodeRecord | None:
+        return self._record(
+            ResetCodeRecord, "SELECT * FROM password_resets WHERE userid = ?", (userid,)
+        )
+
+    def drop_reset_code(self, userid: str):
+        self.conn.execute("DELETE FROM password_resets WHERE userid = ?", (userid,))
+
+    def prune_reset_codes(self, before: str) -> int:
+        return self.conn.execute(
+            "DELETE FROM password_resets WHERE expires_at < ?", (before,)
+        ).rowcount
+
     def delete(self, userid: str, at: str):
         """Keep the userid as a tombstone so it is never reused; erase the rest."""
         self.conn.execute("DELETE FROM addresses WHERE userid = ?", (userid,))
-        for table in ("subscriptions", "subscribe_all", "notify_board", "notify_game",
+        for table in ("password_resets", "subscriptions", "subscribe_all", "notify_board", "notify_game",
                       "challenge_settings"):
             self.conn.execute(f"DELETE FROM {table} WHERE userid = ?", (userid,))
         self.conn.execute(
@@ -70,6 +93,12 @@ class Users(Repository):
         return self._record(
             ChallengeSettingsRecord,
             "SELECT * FROM challenge_settings WHERE game = ? AND userid = ?", (game, userid)
+        )
+
+    def challenge_settings_of(self, userid: str) -> list[ChallengeSettingsRecord]:
+        return self._records(
+            ChallengeSettingsRecord,
+            "SELECT * FROM challenge_settings WHERE userid = ? ORDER BY game", (userid,)
         )
 
     def set_challenge_limit(self, game: str, userid: str, limit: int | None):

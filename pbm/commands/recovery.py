@@ -1,0 +1,97 @@
+"""Password reset by mail (docs/spec/server.md §3.2.3): `forgot` mails a one-time code to the
+account's own addresses, `reset` sets a new password with it."""
+
+import hashlib
+import hmac
+import secrets
+from datetime import timedelta
+
+from ..clock import DAY, parse_stamp, show_time, stamp
+from ..grammar import command, is_valid_userid
+from ..security import login_lock
+from .accounts import check_password
+
+CODE_LIFETIME = timedelta(hours=1)
+# No 0/O, 1/I/L: the code is copied by hand from a mail.
+CODE_ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"
+CODE_LENGTH = 12  # about 59 bits: a digest that leaks cannot be reversed within the hour
+
+
+def new_code() -> str:
+    return "".join(secrets.choice(CODE_ALPHABET) for _ in range(CODE_LENGTH))
+
+
+def code_digest(userid: str, code: str) -> str:
+    """What is stored of a code: the code itself is only ever in the mail to the owner."""
+    return hashlib.sha256(f"{userid}\0{code.upper()}".encode()).hexdigest()
+
+
+@command("forgot", "global", "forgot userid", min_args=1, max_args=1)
+def forgot(ctx):
+    """Mails a one-time password reset code to the account's registered addresses."""
+    userid = ctx.args[0].lower()
+    ctx.check_daily_limit("forgot", "reset_requests_per_day", "password reset requests")
+    user = ctx.store.users.get(userid) if is_valid_userid(userid) else None
+    # The sender hears the same whether or not the userid exists.
+    if user is not None and user.status == "active" and _account_may_get_code(ctx, userid):
+        code = new_code()
+        expires = ctx.now + CODE_LIFETIME
+        ctx.store.users.set_reset_code(userid, code_digest(userid, code), stamp(ctx.now),
+                                       stamp(expires))
+        body = ctx.render("mail/password_reset.txt", userid=userid, code=code,
+                          expires=show_time(expires))
+        ctx.mail_user(userid, f"Password reset for {userid}", body, "account")
+    ctx.reply(
+        f"Password reset for {userid}",
+        ctx.render("mail/password_reset_asked.txt", userid=userid),
+        kind="account",
+    )
+
+
+def _account_may_get_code(ctx, userid) -> bool:
+    """At most reset_mails_per_account_per_day reset mails to one account, whoever asks,
+    so that nobody can fill an owner's mailbox with them."""
+    limit = ctx.config.number("limits.reset_mails_per_account_per_day")
+    if len(ctx.store.limits.rate_events("reset_mail", userid, stamp(ctx.now - DAY))) >= limit:
+        return False
+    ctx.store.limits.add_rate_event("reset_mail", userid, stamp(ctx.now))
+    return True
+
+
+@command(
+    "reset",
+    "global",
+    "reset userid code newpassword",
+    min_args=3,
+    max_args=3,
+    secrets=(1, 2),
+)
+def reset(ctx):
+    """Sets a new password with the code a `forgot` mail gave."""
+    userid, code, password = ctx.args[0].lower(), ctx.args[1], ctx.args[2]
+    lock = login_lock(ctx.store, ctx.config, userid, ctx.sender_key, ctx.now)
+    if lock is not None:
+        ctx.abort(f"Too many wrong reset codes or passwords for {userid}; try again after "
+                 f"{show_time(lock[0])}")
+    check_password(ctx, password)
+    user = ctx.store.users.get(userid)
+    stored = ctx.store.users.reset_code(userid)
+    valid = (
+        user is not None
+        and user.status == "active"
+        and stored is not None
+        and parse_stamp(stored.expires_at) > ctx.now
+        and hmac.compare_digest(stored.code_digest, code_digest(userid, code))
+    )
+    if not valid:
+        if ctx.sender_key:
+            ctx.failed_logins.append(userid)
+        ctx.abort(f'Invalid or expired reset code for "{userid}"; send "forgot {userid}" '
+                 "for a new one")
+    ctx.store.users.drop_reset_code(userid)
+    ctx.store.users.set_password_hash(userid, ctx.password_hash(password))
+    ctx.store.limits.audit(stamp(ctx.now), "password_reset", userid=userid)
+    body = ctx.render("mail/password_changed.txt", userid=userid)
+    ctx.mail_user(userid, f"Password changed for {userid}", body, "account")
+    if not ctx.sender_is_among(ctx.store.users.addresses(userid)):
+        ctx.reply(f"Password changed for {userid}", body, kind="account")

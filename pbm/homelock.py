@@ -1,0 +1,63 @@
+"""The home's lock between handling mail and `pbm restore`: every mail is handled under a
+shared lock on $PBM_HOME/pbm.lock, a restore holds it exclusively. So a restore never
+replaces the database under a command half done, and mail that comes in during a restore
+waits with the MTA (exit 75, SMTP 451) instead of being answered from a database about
+to be replaced."""
+
+import fcntl
+import os
+import time
+from contextlib import contextmanager
+from pathlib import Path
+
+from .failures import TransientError
+
+LOCK_NAME = "pbm.lock"
+POLL_SECONDS = 0.1
+
+
+def _open(home: Path) -> int | None:
+    try:
+        return os.open(Path(home) / LOCK_NAME, os.O_RDONLY | os.O_CREAT, 0o644)
+    except OSError:
+        # A home we cannot write: the database layer names that problem; there is no
+        # restore to wait for, since a restore creates the lock file first.
+        return None
+
+
+@contextmanager
+def handling_mail(home: Path):
+    """Held while one mail is handled; refuses at once while a restore is under way."""
+    descriptor = _open(home)
+    if descriptor is None:
+        yield
+        return
+    try:
+        try:
+            fcntl.flock(descriptor, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise TransientError("a restore is under way: mail waits until `pbm restore` ends")
+        yield
+    finally:
+        os.close(descriptor)
+
+
+@contextmanager
+def no_mail_handled(home: Path, wait_seconds: float):
+    """Held by `pbm restore`: waits up to wait_seconds for mail being handled to finish,
+    then refuses with TransientError."""
+    Path(home).mkdir(parents=True, exist_ok=True)
+    descriptor = os.open(Path(home) / LOCK_NAME, os.O_RDONLY | os.O_CREAT, 0o644)
+    try:
+        deadline = time.monotonic() + wait_seconds
+        while True:
+            try:
+                fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    raise TransientError("mail is being handled: try `pbm restore` again")
+                time.sleep(POLL_SECONDS)
+        yield
+    finally:
+        os.close(descriptor)

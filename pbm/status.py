@@ -1,0 +1,102 @@
+"""`pbm status`: the figures a monitoring system watches, and which of them are past the
+thresholds of pbm.ini's [status] section."""
+
+from datetime import timedelta
+
+from .clock import now, parse_stamp, stamp
+
+ACTIVE_DAYS = 30
+MEGABYTE = 1024 * 1024
+
+
+def gather(config) -> dict:
+    """Every figure, read in one short read transaction."""
+    from .plugins import get_migration_sets
+    from .store import Store
+
+    moment = now()
+    store = Store.open(config.db_path)
+    try:
+        with store.snapshot():
+            outbox = {row.status: row for row in store.outbox.health()}
+            last_cleanup = store.limits.last_audit_at("cleanup")
+            since = stamp(moment - timedelta(days=ACTIVE_DAYS))
+            activity = {
+                "boards_active": sum(store.boards.active_counts().values()),
+                f"boards_moved_{ACTIVE_DAYS}d": store.boards.count_moved_since(since),
+                f"players_moved_{ACTIVE_DAYS}d": store.boards.count_players_moved_since(since),
+            }
+            sets = get_migration_sets()
+            pending = store.core_pending() + (store.pending_migrations(sets) if sets else [])
+        sizes = store.file_sizes()
+    finally:
+        store.close()
+
+    def age_minutes(at):
+        return None if at is None else int((moment - parse_stamp(at)).total_seconds() // 60)
+
+    waiting = [outbox[s] for s in ("pending", "sending") if s in outbox]
+    oldest_waiting = min((r.oldest_at for r in waiting), default=None)
+    failed = outbox.get("failed")
+    return {
+        "at": stamp(moment),
+        "outbox": {
+            "queued": sum(r.count for r in waiting),
+            "queued_oldest_minutes": age_minutes(oldest_waiting),
+            "failed": failed.count if failed else 0,
+            "failed_oldest_minutes": age_minutes(failed.oldest_at) if failed else None,
+        },
+        "cleanup": {
+            "last_run": last_cleanup,
+            "hours_ago": None if last_cleanup is None else age_minutes(last_cleanup) // 60,
+        },
+        "database": {"bytes": sizes["database"], "wal_bytes": sizes["wal"]},
+        "pending_migrations": [f"{name}: {step}" for name, step in pending],
+        "activity": activity,
+    }
+
+
+def problems(config, figures: dict) -> list[str]:
+    """What is past a threshold, in words."""
+    found = []
+    outbox, cleanup = figures["outbox"], figures["cleanup"]
+    limit = config.number("status.max_queued")
+    if outbox["queued"] > limit:
+        found.append(f"{outbox['queued']} mails queued (more than {limit})")
+    limit = config.number("status.max_mail_age_minutes")
+    if outbox["queued_oldest_minutes"] is not None and outbox["queued_oldest_minutes"] > limit:
+        found.append(f"the oldest queued mail waits for {outbox['queued_oldest_minutes']} "
+                     f"minutes (more than {limit})")
+    limit = config.number("status.max_failed")
+    if outbox["failed"] > limit:
+        found.append(f"{outbox['failed']} mails failed (more than {limit}): see `pbm outbox list`")
+    limit = config.number("status.max_cleanup_age_hours")
+    if cleanup["last_run"] is None:
+        found.append("cleanup has never run: add `pbm cleanup` to cron")
+    elif cleanup["hours_ago"] > limit:
+        found.append(f"cleanup last ran {cleanup['hours_ago']} hours ago (more than {limit})")
+    limit = config.number("status.max_wal_megabytes")
+    if figures["database"]["wal_bytes"] > limit * MEGABYTE:
+        found.append(f"the write-ahead log holds {figures['database']['wal_bytes'] // MEGABYTE} "
+                     f"MB (more than {limit})")
+    if figures["pending_migrations"]:
+        found.append(f"{len(figures['pending_migrations'])} migrations pending: run `pbm migrate`")
+    return found
+
+
+def text_lines(figures: dict, found: list[str]) -> list[str]:
+    outbox, cleanup, database = figures["outbox"], figures["cleanup"], figures["database"]
+
+    def minutes(value):
+        return "" if value is None else f", oldest {value} min"
+
+    lines = [
+        f"outbox:     {outbox['queued']} queued{minutes(outbox['queued_oldest_minutes'])}; "
+        f"{outbox['failed']} failed{minutes(outbox['failed_oldest_minutes'])}",
+        "cleanup:    " + (f"last run {cleanup['last_run']} ({cleanup['hours_ago']} h ago)"
+                          if cleanup["last_run"] else "never run"),
+        f"database:   {database['bytes']} bytes, WAL {database['wal_bytes']} bytes",
+        "migrations: " + (", ".join(figures["pending_migrations"]) or "none pending"),
+        "activity:   " + ", ".join(f"{k} {v}" for k, v in figures["activity"].items()),
+    ]
+    return lines + [f"problem: {line}" for line in found]
