@@ -382,7 +382,33 @@ class Context:
         if error.spec is not None:
             positions = error.spec.secret_positions(error.args_)
             secrets = [error.args_[i] for i in positions if i < len(error.args_)]
-        self._error_mail(error.message, None, secrets, error.game)
+        message = error.message
+        advice = self._grammar_advice(error)
+        if advice:
+            message += "\n\n" + advice
+        self._error_mail(message, None, secrets, error.game)
+
+    def _grammar_advice(self, error: GrammarError) -> str:
+        """What to send instead; for a game's command without the game, the games of the
+        boards the named user plays (and which of them has the board number given)."""
+        if not normalize(self.request.text) and any(l.strip() for l in self.request.body_lines):
+            return ("Your Subject line is empty: the command goes in the Subject, and the body "
+                    "is a comment for the other players. Send the mail again with the command "
+                    "as its Subject.")
+        spec = error.game_command
+        positions = spec.auth_positions(error.args_) if spec is not None else None
+        if positions is None or positions[0] >= len(error.args_):
+            return error.advice
+        userid = error.args_[positions[0]].lower()
+        boards = self.store.boards.active_of_user(userid)
+        if not boards:
+            return error.advice
+        number = error.args_[0]
+        games = sorted({row.game for row in boards if str(row.number) == number}) or sorted(
+            {row.game for row in boards})
+        shown = " ".join(mask_unparsed([spec.word, *error.args_]))
+        return (f'Put the game name first: "{games[0]} {shown}". '
+                f"{userid} plays on boards of: {', '.join(sorted({r.game for r in boards}))}.")
 
     def _error_mail(self, message, board, secrets, game, subject=None):
         if subject is None:
@@ -399,7 +425,12 @@ class Context:
             words = subject_line.split()
             subject_line = " ".join(mask_unparsed(words))
             hidden = [w for w in words[2:] if len(w) >= 4]
-            quoted = [f"Subject: {subject_line}"] + [mask_secrets(l, hidden) for l in body_lines]
+            if words:
+                body_lines = [mask_secrets(line, hidden) for line in body_lines]
+            else:
+                # No Subject: the command, password and all, may be in the body.
+                body_lines = [" ".join(mask_unparsed(line.split())) for line in body_lines]
+            quoted = [f"Subject: {subject_line}"] + body_lines
         else:
             quoted = [mask_secrets(line, secrets) for line in [f"Subject: {subject_line}"] + body_lines]
         summary = ""
