@@ -589,11 +589,12 @@ class Context:
     def queued_move_failed(self, board, userid, text, error):
         """Tell the queuer their queued move could not be played (docs/spec/server.md §3.5.4 step
         3)."""
-        message = f'Queued move "{text}" was found but is illegal: {error}'
+        message = (f'Queued move "{text}" was found but is illegal: {error}\n\n'
+                   "It has been discarded and nothing was played for you: it is your move.")
         body = self.render(
             "mail/error.txt",
             message=message,
             summary=self.render("mail/board.txt", **self.board_context(board, userid)),
             quoted=[],
         )
-        self.mail_user(userid, f"Unexpected error ({board.title_name})", body, "error")
+        self.mail_user(userid, f"Queued move not played ({board.title_name})", body, "error")
