@@ -240,6 +240,27 @@ def watch_lines(ctx, board) -> list[str]:
     return lines
 
 
+def text_table(header, rows, right=(), gap="  ") -> list[str]:
+    """Columns as wide as their widest cell, numbers (the columns in `right`) flush right;
+    the last column's words go on under it when a line would pass MAIL_WIDTH."""
+    widths = [max(len(str(cells[i])) for cells in [header, *rows]) for i in range(len(header))]
+
+    def line(cells):
+        shown = [str(c).rjust(w) if i in right else str(c).ljust(w)
+                 for i, (c, w) in enumerate(zip(cells[:-1], widths))]
+        lead = gap.join(shown) + gap if shown else ""
+        out, current = [], lead
+        for word in str(cells[-1]).split() or [""]:
+            if len(current) + len(word) > MAIL_WIDTH and current.strip() and current != lead:
+                out.append(current.rstrip())
+                current = " " * len(lead)
+            current += word + " "
+        out.append(current.rstrip())
+        return out
+
+    return [text for cells in [header, *rows] for text in line(cells)]
+
+
 def board_table(game, boards) -> list[str]:
     """The `games` table (docs/spec/server.md §5.6): one line per board."""
     seats = max((len(b.position.holders) for b in boards), default=2)
