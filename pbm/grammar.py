@@ -41,7 +41,7 @@ SELECTORS = ("active", "inactive", "archived", "next", "all", "tournament", "sta
 # `pbm` subcommands take precedence over grammar words (docs/spec/server.md §2.5): no game may be
 # named so.
 CLI_SUBCOMMANDS = frozenset(
-    "init check migrate serve outbox plugins ratings-rebuild cleanup run".split()
+    "init check migrate serve outbox plugins ratings-rebuild cleanup run receive".split()
 )
 
 

@@ -42,3 +42,44 @@ def test_an_ini_written_by_an_older_pbm_init_still_loads(tmp_path):
     (tmp_path / "pbm.ini").write_text("# pbm configuration\n\n[limits]\n# commands_per_hour = 60"
                                       "\n\n[web]\n# base_url = \n")
     assert Config.load(tmp_path).number("limits.commands_per_hour") == 60
+
+
+FIRST_MAIL = (
+    b"From: alice@example.org\n"
+    b"To: pbm@localhost\n"
+    b"Subject: signup alice pear99 alice@example.org\n"
+    b"Message-ID: <first@example.org>\n"
+    b"\n"
+)
+
+
+def test_a_first_mail_into_a_new_home_from_a_file(tmp_path):
+    """The README's first steps: pbm init, then pbm receive on a message file."""
+    home = tmp_path / "home"
+    runner = CliRunner()
+    assert runner.invoke(cli, ["--home", str(home), "init"]).exit_code == 0
+    message = tmp_path / "first.eml"
+    message.write_bytes(FIRST_MAIL)
+    result = runner.invoke(cli, ["--home", str(home), "receive", str(message)])
+    assert result.exit_code == 0, result.output
+    assert result.output.startswith(
+        "To: alice@example.org\n"
+        "Subject: Account alice created\n"
+        "\n"
+    )
+    assert "pear99" not in result.output
+    # The same path as the pipe: the mail is in the Maildir, and the same mail again is
+    # recognised as handled.
+    assert len(list((home / "outbox" / "new").iterdir())) == 1
+    again = runner.invoke(cli, ["--home", str(home), "receive", str(message)])
+    assert again.output == "Already handled: a mail with this Message-ID was answered before.\n"
+    bounce = runner.invoke(cli, ["--home", str(home), "receive", "--sender", "", "-"],
+                           input=FIRST_MAIL.replace(b"<first@", b"<second@"))
+    assert bounce.exit_code == 0 and bounce.output.startswith("Dropped unanswered (a loop, a bounce")
+
+
+def test_receive_leaves_the_mail_waiting_when_the_home_is_not_ready(tmp_path):
+    message = tmp_path / "first.eml"
+    message.write_bytes(FIRST_MAIL)
+    result = CliRunner().invoke(cli, ["--home", str(tmp_path / "none"), "receive", str(message)])
+    assert result.exit_code == 75 and "pbm: try again later:" in result.output
