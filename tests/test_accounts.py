@@ -210,3 +210,34 @@ def test_deleting_an_account_with_several_seats_forfeits_each(harness):
     assert not shown.ok, "both of alice's seats left board 102: it is removed"
     text = harness.ok("tally show 103", sender=None).printed[0].body
     assert "Forfeit" in text and "Game won by bob." in text
+
+
+def test_the_password_change_mail_names_the_operator_to_write_to(harness):
+    """Issue 16: "write to the operator" is no help without an address."""
+    harness.configure("[server]\noperator_address = games-admin@example.org\n")
+    harness.signup("alice")
+    harness.new_mails()
+    harness.ok("change password alice secret better1")
+    [mail] = harness.new_mails()
+    assert body_of(mail) == (
+        "Password changed for alice.\n"
+        "\n"
+        "The new password is not repeated here.\n"
+        "If you did not ask for this change, write to the operator of this server,\n"
+        "games-admin@example.org, from one of the account's addresses.\n"
+    )
+
+
+def test_the_password_change_mail_without_an_operator_says_what_else_to_do(harness):
+    harness.signup("alice")
+    harness.new_mails()
+    harness.ok("change password alice secret better1")
+    [mail] = harness.new_mails()
+    assert body_of(mail) == (
+        "Password changed for alice.\n"
+        "\n"
+        "The new password is not repeated here.\n"
+        "If you did not ask for this change: this server names no operator to write\n"
+        "to, so the account cannot be won back by mail. Sign up again under a new\n"
+        'userid ("help signup" tells how).\n'
+    )
