@@ -124,3 +124,34 @@ def test_userid_and_password_swapped_is_masked_in_the_mail(harness):
         f"> Subject: knightline move 101 {MASK} {MASK} a1\n"
         f"> knightline move 101 {MASK} {MASK} a1"
     )
+
+
+def test_through_the_mail_handler_a_move_without_its_game_and_an_empty_subject(project_env):
+    """The same answers for mail piped into mail_handler.py by an MTA."""
+    from pathlib import Path
+
+    from click.testing import CliRunner
+
+    from pbm.cli import cli
+    from tests.mailpipe import inbox, send
+
+    env = dict(project_env, PBM_LOAD_PLUGINS="knightline")
+    home = Path(env["PBM_HOME"])
+    assert CliRunner().invoke(cli, ["--home", str(home), "init"]).exit_code == 0
+    seen = set()
+    for userid in ("alice", "bob", "carol"):
+        send(env, f"{userid}@example.org", f"signup {userid} pear99")
+    send(env, "alice@example.org", "knightline challenge alice bob carol")
+    inbox(home, seen)
+    send(env, "alice@example.org", "move 101 alice pear99 1,1")
+    [answer] = inbox(home, seen)["alice@example.org"]
+    assert flat(answer.get_content()).startswith(
+        'Unknown command "move".\n\n'
+        'Put the game name first: "knightline move 101 ... ... ...". '
+        "alice plays on boards of: knightline.\n\n"
+    )
+    send(env, "alice@example.org", "", body="knightline move 101 alice pear99 1,1")
+    [answer] = inbox(home, seen)["alice@example.org"]
+    text = answer.get_content()
+    assert "Your Subject line is empty: the command goes in the Subject" in flat(text)
+    assert "pear99" not in text and "> knightline move ... ... ... ..." in text
