@@ -292,6 +292,16 @@ def secrets_to_mask(parsed, store) -> list[str]:
     return secrets
 
 
+def credentials_swapped(parsed, store) -> bool:
+    """The word in the userid's place names no user and the one in the password's does."""
+    positions = parsed.spec.auth_positions(parsed.args) if parsed is not None else None
+    if positions is None or max(positions) >= len(parsed.args):
+        return False
+    userid, password = parsed.args[positions[0]], parsed.args[positions[1]]
+    return (store.users.password_hash(userid.lower()) is None
+            and store.users.password_hash(password.lower()) is not None)
+
+
 def masked_request(request: Request, secrets) -> Request:
     if not secrets:
         return request
@@ -411,6 +421,9 @@ class Context:
                 f"{userid} plays on boards of: {', '.join(sorted({r.game for r in boards}))}.")
 
     def _error_mail(self, message, board, secrets, game, subject=None):
+        if message == "Invalid userid entered" and credentials_swapped(self.parsed, self.store):
+            message += (f'\n\nThe userid comes before the password: '
+                        f'"{self.spec.syntax_for(self.game)}".')
         if subject is None:
             if board is not None:
                 subject = f"{board.title_name} Error"

@@ -120,6 +120,8 @@ def test_userid_and_password_swapped_is_masked_in_the_mail(harness):
     assert subject == "KnightLine error"
     assert flat(body) == (
         "Invalid userid entered\n\n"
+        'The userid comes before the password: "knightline move board userid password '
+        'move[#n]".\n\n'
         "Original message follows:\n\n"
         f"> Subject: knightline move 101 {MASK} {MASK} a1\n"
         f"> knightline move 101 {MASK} {MASK} a1"
