@@ -185,13 +185,13 @@ class Board:
             seat
         )
 
-    def toggle_pending_resignation(self, seat: int) -> bool:
-        """Out of turn, resign is queued for the user's next turn; resigning again cancels it.
-        True when a resignation is now pending."""
+    def queue_resignation(self, seat: int) -> bool:
+        """Out of turn, resign is queued for the user's next turn. True when it already was."""
         pending = self.store.votes.queued(self.id, seat)
-        now_pending = not (pending is not None and pending.resign)
-        self.store.votes.set_pending_resignation(self.id, seat, now_pending)
-        return now_pending
+        if pending is not None and pending.resign:
+            return True
+        self.store.votes.set_pending_resignation(self.id, seat, True)
+        return False
 
     # -- leaving a board -------------------------------------------------------------------
 

@@ -309,6 +309,16 @@ def secrets_to_mask(parsed, store) -> list[str]:
     return secrets
 
 
+def credentials_swapped(parsed, store) -> bool:
+    """The word in the userid's place names no user and the one in the password's does."""
+    positions = parsed.spec.auth_positions(parsed.args) if parsed is not None else None
+    if positions is None or max(positions) >= len(parsed.args):
+        return False
+    userid, password = parsed.args[positions[0]], parsed.args[positions[1]]
+    return (store.users.password_hash(userid.lower()) is None
+            and store.users.password_hash(password.lower()) is not None)
+
+
 def masked_request(request: Request, secrets) -> Request:
     if not secrets:
         return request
@@ -409,9 +419,38 @@ class Context:
         if error.spec is not None:
             positions = error.spec.secret_positions(error.words)
             secrets = [error.words[i] for i in positions if i < len(error.words)]
-        self._error_mail(error.message, None, secrets, error.game)
+        message = error.message
+        advice = self._grammar_advice(error)
+        if advice:
+            message += "\n\n" + advice
+        self._error_mail(message, None, secrets, error.game)
+
+    def _grammar_advice(self, error: GrammarError) -> str:
+        """What to send instead; for a game's command without the game, the games of the
+        boards the named user plays (and which of them has the board number given)."""
+        if not normalize(self.request.text) and any(l.strip() for l in self.request.body_lines):
+            return ("Your Subject line is empty: the command goes in the Subject, and the body "
+                    "is a comment for the other players. Send the mail again with the command "
+                    "as its Subject.")
+        spec = error.game_command
+        positions = spec.auth_positions(error.words) if spec is not None else None
+        if positions is None or positions[0] >= len(error.words):
+            return error.advice
+        userid = error.words[positions[0]].lower()
+        boards = self.store.boards.active_of_user(userid)
+        if not boards:
+            return error.advice
+        number = error.words[0]
+        games = sorted({row.game for row in boards if str(row.number) == number}) or sorted(
+            {row.game for row in boards})
+        shown = " ".join(mask_unparsed([spec.word, *error.words]))
+        return (f'Put the game name first: "{games[0]} {shown}". '
+                f"{userid} plays on boards of: {', '.join(sorted({r.game for r in boards}))}.")
 
     def _error_mail(self, message, board, secrets, game, subject=None):
+        if message == "Invalid userid entered" and credentials_swapped(self.parsed, self.store):
+            message += (f'\n\nThe userid comes before the password: '
+                        f'"{self.spec.syntax_for(self.game)}".')
         if subject is None:
             if board is not None:
                 subject = f"{board.title_name} Error"
@@ -426,7 +465,12 @@ class Context:
             words = subject_line.split()
             subject_line = " ".join(mask_unparsed(words))
             hidden = [w for w in words[2:] if len(w) >= 4]
-            quoted = [f"Subject: {subject_line}"] + [mask_secrets(l, hidden) for l in body_lines]
+            if words:
+                body_lines = [mask_secrets(line, hidden) for line in body_lines]
+            else:
+                # No Subject: the command, password and all, may be in the body.
+                body_lines = [" ".join(mask_unparsed(line.split())) for line in body_lines]
+            quoted = [f"Subject: {subject_line}"] + body_lines
         else:
             quoted = [mask_secrets(line, secrets) for line in [f"Subject: {subject_line}"] + body_lines]
         summary = ""
@@ -586,11 +630,12 @@ class Context:
     def queued_move_failed(self, board, userid, text, error):
         """Tell the queuer their queued move could not be played (docs/spec/server.md §3.5.4 step
         3)."""
-        message = f'Queued move "{text}" was found but is illegal: {error}'
+        message = (f'Queued move "{text}" was found but is illegal: {error}\n\n'
+                   "It has been discarded and nothing was played for you: it is your move.")
         body = self.render(
             "mail/error.txt",
             message=message,
             summary=self.render("mail/board.txt", **self.board_context(board, userid)),
             quoted=[],
         )
-        self.mail_user(userid, f"Unexpected error ({board.title_name})", body, "error")
+        self.mail_user(userid, f"Queued move not played ({board.title_name})", body, "error")

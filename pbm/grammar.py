@@ -41,7 +41,7 @@ RESERVED_WORDS = COMMAND_VOCABULARY | frozenset(
 # named so.
 CLI_SUBCOMMANDS = frozenset(
     "init check migrate serve outbox plugins ratings-rebuild cleanup run status backup restore"
-    .split()
+    " receive".split()
 )
 
 
@@ -52,12 +52,17 @@ def reserved_command_words():
 class GrammarError(Exception):
     """The words do not form a command; the message says how to write it right."""
 
-    def __init__(self, message: str, *, game=None, spec=None, words=()):
+    def __init__(self, message: str, *, game=None, spec=None, words=(), advice="",
+                 game_command=None):
         super().__init__(message)
         self.message = message
         self.game = game
         self.spec = spec
         self.words = list(words)  # the command's words after its name, to find the passwords
+        # What to send instead, said after the message (docs/spec/server.md §5.7 pbm note).
+        self.advice = advice
+        # A game's command sent without the game's name: the dispatcher names the sender's games.
+        self.game_command = game_command
 
 
 @dataclass
@@ -280,9 +285,15 @@ def parse(text: str, games: dict, timeouts=(7, 21)) -> Parsed:
         )
     specs = _resolve(words[0], REGISTRY[scope])
     if not specs:
-        raise GrammarError(
-            f'Unknown command "{words[0]}".' + did_you_mean(words[0], candidates), game=game
-        )
+        unknown = f'Unknown command "{words[0]}".' + did_you_mean(words[0], candidates)
+        if game is not None:
+            raise GrammarError(unknown, game=game, advice=_game_word_advice(words[0], game))
+        game_specs = _resolve(words[0], REGISTRY["game"])
+        if game_specs:
+            raise GrammarError(unknown, spec=game_specs[0], words=words[1:],
+                               game_command=game_specs[0],
+                               advice=game_first_advice(game_specs[0], words, games.keys()))
+        raise GrammarError(unknown, advice=games_advice(games))
     args = words[1:]
     if specs[0].subword is not None:
         chosen = [s for s in specs if args and s.subword == args[0].lower()]
@@ -301,6 +312,33 @@ def parse(text: str, games: dict, timeouts=(7, 21)) -> Parsed:
             f'Syntax is "{spec.syntax_for(game)}"', game=game, spec=spec, words=args
         )
     return Parsed(spec, game, args, params, server_options, tokens)
+
+
+# Words players send for a move word that is spelt otherwise here.
+MOVE_WORD_SYNONYMS = {"draw": "propose", "offer": "propose", "takeback": "undo"}
+
+
+def _game_word_advice(word: str, game) -> str:
+    meant = MOVE_WORD_SYNONYMS.get(word.lower())
+    if meant is None:
+        return f'Send "help {game.name}" for its commands.'
+    spec = _resolve(meant, REGISTRY["game"])[0]
+    what = "A draw is proposed" if meant == "propose" else "An undo is asked for"
+    return (f'{what} with "{spec.syntax_for(game)}"; the other players then accept or '
+            "reject it.")
+
+
+def game_first_advice(spec, words, game_names) -> str:
+    """`move 104 ...` without a game: the same words with a game name in front."""
+    shown = " ".join(mask_unparsed(words))
+    names = ", ".join(game_names) or "none installed"
+    return f'Put the game name first: "<game> {shown}". Games: {names}.'
+
+
+def games_advice(games) -> str:
+    names = ", ".join(games.keys())
+    return (f"The games here are: {names}. A game's commands start with its name; "
+            'send "help commands" for every command.')
 
 
 def _is_global_word(word: str) -> bool:

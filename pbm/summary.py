@@ -38,11 +38,29 @@ def state_line(board, position, result) -> str:
         return f"Game won by {_join_names(dict.fromkeys(winners))}{points}."
     seat = position.to_move()
     if seat is None:
-        return "The game is over."
+        return _outcome_line(position, position.outcome())
     userid = position.holders[seat]
     if position.plies_made == 0:
         return f"Please start the game {userid}."
     return f"It is {userid}'s turn."
+
+
+def _outcome_line(position, outcome) -> str:
+    """The state line of a position that no stored result describes: a preview's."""
+    if outcome is None:
+        return "The game is over."
+    if not outcome.winners:
+        return "Game was a tie."
+    winners = dict.fromkeys(position.holders[s] for s in outcome.winners)
+    points = f" by {outcome.points} points" if outcome.points > 1 else ""
+    return f"Game won by {_join_names(winners)}{points}."
+
+
+def _previewed_reason(position, finished) -> str:
+    if finished or position.to_move() is not None:
+        return ""
+    outcome = position.outcome()
+    return (outcome.reason if outcome else "") or ""
 
 
 def _shown_text(game, ply, perspective, finished, auto_from) -> str:
@@ -156,8 +174,10 @@ def personal_lines(board, viewer) -> list[str]:
 
 
 def board_context(ctx, board, viewer, *, title, events=(), full_moves=False, timing=False,
-                  position=None, extra_lines=(), perspective_of_viewer=True, view=None):
-    """Everything templates/mail/board.txt shows, for one recipient (None: a spectator)."""
+                  position=None, extra_lines=(), perspective_of_viewer=True, view=None,
+                  clocks=True, auto_from=None):
+    """Everything templates/mail/board.txt shows, for one recipient (None: a spectator).
+    A preview has no clocks: its position is no board's, and `preview new` has no board."""
     position = position or board.position
     if not perspective_of_viewer:
         perspective = None
@@ -168,6 +188,8 @@ def board_context(ctx, board, viewer, *, title, events=(), full_moves=False, tim
         perspective = seats[0] if seats else None
     finished = board.row.status != "active" and position is board.position
     result = board.result() if finished else None
+    if auto_from is None and position is board.position:
+        auto_from = board.auto_from
     defaults = ctx.server.timeout_defaults()
     comments = list(board.earlier_comments) if position is board.position else []
     if board.row.comment_text:
@@ -178,7 +200,7 @@ def board_context(ctx, board, viewer, *, title, events=(), full_moves=False, tim
         "options_line": options_line(board.game, board.options, position.seats),
         "events": list(events),
         "state_line": state_line(board, position, result),
-        "reason": (result.reason if result else None) or "",
+        "reason": (result.reason if result else None) or _previewed_reason(position, finished),
         "personal_lines": list(extra_lines)
         + (personal_lines(board, viewer) if board.active and position is board.position else []),
         "rating_lines": ctx.server.rating_lines(board, result) if result else [],
@@ -187,14 +209,14 @@ def board_context(ctx, board, viewer, *, title, events=(), full_moves=False, tim
             position,
             perspective,
             rows=rows,
-            auto_from=board.auto_from if position is board.position else None,
+            auto_from=auto_from,
             finished=finished,
         ),
         "board": board.game.render_board(position.state, perspective, **(view or {})),
         "watch_lines": watch_lines(ctx, board),
         "comments": comments,
         "timing": timing_lines(board, position, ctx.now, defaults)
-        if timing or needs_timing(board, defaults)
+        if clocks and (timing or needs_timing(board, defaults))
         else [],
     }
 
@@ -215,6 +237,27 @@ def watch_lines(ctx, board) -> list[str]:
             if state.on:
                 lines.append(f"On vacation: {userid} (since {show_time(state.since)})")
     return lines
+
+
+def text_table(header, rows, right=(), gap="  ") -> list[str]:
+    """Columns as wide as their widest cell, numbers (the columns in `right`) flush right;
+    the last column's words go on under it when a line would pass MAIL_WIDTH."""
+    widths = [max(len(str(cells[i])) for cells in [header, *rows]) for i in range(len(header))]
+
+    def line(cells):
+        shown = [str(c).rjust(w) if i in right else str(c).ljust(w)
+                 for i, (c, w) in enumerate(zip(cells[:-1], widths))]
+        lead = gap.join(shown) + gap if shown else ""
+        out, current = [], lead
+        for word in str(cells[-1]).split() or [""]:
+            if len(current) + len(word) > MAIL_WIDTH and current.strip() and current != lead:
+                out.append(current.rstrip())
+                current = " " * len(lead)
+            current += word + " "
+        out.append(current.rstrip())
+        return out
+
+    return [text for cells in [header, *rows] for text in line(cells)]
 
 
 def board_table(game, boards) -> list[str]:

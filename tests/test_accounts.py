@@ -210,3 +210,40 @@ def test_deleting_an_account_with_several_seats_forfeits_each(harness):
     assert not shown.ok, "both of alice's seats left board 102: it is removed"
     text = harness.ok("tally show 103", sender=None).printed[0].body
     assert "Forfeit" in text and "Game won by bob." in text
+
+
+def test_the_password_change_mail_names_the_operator_to_write_to(harness):
+    """Issue 16: "write to the operator" is no help without an address."""
+    harness.configure("[server]\noperator_address = games-admin@example.org\n")
+    harness.signup("alice")
+    harness.new_mails()
+    harness.ok("change password alice secret better1")
+    [mail] = harness.new_mails()
+    assert body_of(mail) == (
+        "Password changed for alice.\n"
+        "\n"
+        "The new password is not repeated here.\n"
+        "If you did not ask for this change, write to the operator of this server,\n"
+        "games-admin@example.org, from one of the account's addresses.\n"
+        "\n"
+        "Should you forget your password, or find it changed without asking, send\n"
+        '"forgot alice" from any address: a code to set a new one comes to\n'
+        "this account's addresses.\n"
+    )
+
+
+def test_the_password_change_mail_without_an_operator_says_what_else_to_do(harness):
+    """With no operator to write to, `forgot` (issue 19) is the way back into the account."""
+    harness.signup("alice")
+    harness.new_mails()
+    harness.ok("change password alice secret better1")
+    [mail] = harness.new_mails()
+    assert body_of(mail) == (
+        "Password changed for alice.\n"
+        "\n"
+        "The new password is not repeated here.\n"
+        "\n"
+        "Should you forget your password, or find it changed without asking, send\n"
+        '"forgot alice" from any address: a code to set a new one comes to\n'
+        "this account's addresses.\n"
+    )

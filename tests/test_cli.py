@@ -110,7 +110,12 @@ def test_outbox_list_flush_and_retry(home):
     pbm(home, "--from", "a@example.org", "help")
     listing = pbm(home, "outbox", "list", "--all")
     assert "sent" in listing.output and "a@example.org" in listing.output
-    assert pbm(home, "outbox", "list").output.strip() == "The outbox is empty."
+    # The queue is empty while the Maildir holds the delivered mail: the listing says both.
+    assert pbm(home, "outbox", "list").output == (
+        "The delivery queue is empty: no mail is waiting to be sent or has failed.\n"
+        f"Delivered mail is in the Maildir {home / 'outbox' / 'new'} (1 message; pbm only "
+        "writes there, your mail reader or MTA takes them away).\n"
+    )
     assert "0 sent" in pbm(home, "outbox", "flush").output
     result = pbm(home, "outbox", "retry", "1")
     assert result.exit_code == 1 and "No queued or failed message 1" in result.output

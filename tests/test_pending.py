@@ -32,13 +32,14 @@ def test_a_queued_move_is_played_when_the_turn_comes(game):
 
 
 def test_an_illegal_queued_move_is_discarded_and_announced(game):
-    game.ok("knightpanic qmove 101 bob secret a7-a5#2")
+    # g7-c5 answers most first moves, but not a1-c5.
+    game.ok("knightpanic qmove 101 bob secret g7-c5#2")
     game.new_mails()
     game.ok("knightpanic move 101 alice secret a1-c5")
     mails = game.new_mails()
-    failure = [m for m in mails if m["Subject"] == "Unexpected error (KnightPanic Board 101)"]
+    failure = [m for m in mails if m["Subject"] == "Queued move not played (KnightPanic Board 101)"]
     assert [m["To"] for m in failure] == ["bob@example.org"]
-    assert 'Queued move "a7-a5" was found but is illegal' in body_of(failure[0])
+    assert 'Queued move "g7-c5" was found but is illegal' in body_of(failure[0])
     boards = [m for m in mails if m not in failure]
     assert len(boards) == 2
     for mail in boards:
@@ -49,7 +50,7 @@ def test_an_illegal_queued_move_is_discarded_and_announced(game):
 def test_a_queued_guard_is_checked_when_played(game):
     game.ok("knightpanic queue 101 bob secret g7-e3#5")
     game.ok("knightpanic move 101 alice secret c1-e5")
-    failure = [m for m in game.new_mails() if m["Subject"].startswith("Unexpected error")]
+    failure = [m for m in game.new_mails() if m["Subject"].startswith("Queued move not played")]
     assert "Move g7-e3 received as move #2" in body_of(failure[0])
 
 
@@ -66,6 +67,16 @@ def test_queue_cancel_and_refusals(game):
     assert "(Auto)" not in body_of(game.new_mails()[0])
 
 
+def test_a_move_that_can_never_be_played_is_refused_when_queued(game):
+    message = game.refused("knightpanic queue 101 bob secret a7-a5")
+    assert message.startswith(
+        'Move "a7-a5" cannot be queued: it is illegal whatever is played before your turn '
+        '(Invalid move "a7-a5": a knight moves')
+    assert "You have the following move queued" not in message
+    # A move legal after some of alice's answers, but not all, is queued.
+    game.ok("knightpanic queue 101 bob secret g7-c5")
+
+
 def test_queue_on_move_is_a_move(game):
     game.ok("knightpanic queue 101 alice secret c1-e5")
     mails = game.new_mails()
@@ -73,18 +84,28 @@ def test_queue_on_move_is_a_move(game):
     assert "   1 c1-e5" in body_of(mails[0])
 
 
-def test_resigning_out_of_turn_is_queued_and_toggled(game):
+def test_resigning_out_of_turn_is_queued_and_cancelled_only_by_queue_cancel(game):
     game.ok("knightpanic move 101 alice secret c1-e5")
     game.ok("knightpanic move 101 bob secret g7-e3")
     game.new_mails()
     game.ok("knightpanic resign 101 bob secret", sender="bob@example.org")
     [reply] = game.new_mails()
-    assert reply["Subject"] == "KnightPanic Board 101 Resigned"
-    assert "takes effect on your next turn" in body_of(reply)
+    assert reply["Subject"] == "KnightPanic Board 101 Resignation queued"
+    assert body_of(reply).startswith(
+        "Your resignation is queued; it takes effect on your next turn.\n"
+        'To take it back, send "knightpanic queue 101 bob <password> cancel".\n'
+    )
     text = game.ok("knightpanic showas bob secret 101", sender=None).printed[0].body
     assert "Your resignation is queued and takes effect on your next turn." in text
+    # The same command again (a mail delivered twice) leaves it queued.
     game.ok("knightpanic resign 101 bob secret", sender="bob@example.org")
-    assert "cancelled" in body_of(game.new_mails()[0])
+    [again] = game.new_mails()
+    assert again["Subject"] == "KnightPanic Board 101 Resignation queued"
+    assert body_of(again).startswith("Your resignation was already queued; it takes effect")
+    game.ok("knightpanic queue 101 bob secret cancel", sender="bob@example.org")
+    assert "resignation is queued" not in body_of(game.new_mails()[0])
+    assert "You have no queued move or resignation" in game.refused(
+        "knightpanic queue 101 bob secret cancel")
     game.ok("knightpanic resign 101 bob secret", sender="bob@example.org")
     game.new_mails()
     game.ok("knightpanic move 101 alice secret a1-c5")

@@ -85,29 +85,53 @@ def test_standings_sections_and_columns(league):
     text = league.ok("knightpanic standings", sender=None).printed[0].body
     lines = text.split("\n")
     assert lines[0] == "KnightPanic Standings"
-    sections = [line for line in lines if line and not line[0].isspace() and not line.startswith(("Rank", "KnightPanic"))]
-    assert sections == ["Provisionals", "Inactive (provisional)", "Established & Provisionals"]
-    assert "Rank  Name              Rating   Won  Lost  Ties  Active/Limit  Seeking" in lines
-    everyone = lines[lines.index("Established & Provisionals") + 1:]
-    assert everyone[0] == "Rank  Flag  Name              Rating   Won  Lost  Ties  Active/Limit  Seeking"
-    rows = {line.split()[2]: line.split() for line in everyone[1:] if line.strip()}
-    assert rows["alice"][:8] == ["1", "P", "alice", rows["alice"][3], "2", "0", "1", "0"]
-    assert rows["carol"][-2:] == ["0/3", "2"]
-    assert rows["bob"][-1] == "0/reject"
-    assert rows["dave"][1] == "I"
-    ratings = [int(rows[u][3]) for u in ("alice", "carol", "bob")]
+    assert max(len(line) for line in lines) <= 76  # issue 16: no header wraps
+    rating = {u: line.split()[2] for line in lines[4:7] for u in [line.split()[1]]}
+    assert lines[2:20] == [
+        "Provisionals",
+        "Rank  Name   Rating  Won  Lost  Ties  Active/Limit  Seeking",
+        f"   1  alice    {rating['alice']}    2     0     1  0/-",
+        f"   2  carol    {rating['carol']}    0     0     1  0/3           2",
+        f"   3  bob      {rating['bob']}    0     2     0  0/reject",
+        "",
+        "Inactive (provisional)",
+        "Rank  Name  Rating  Won  Lost  Active/Limit  Seeking",
+        "   1  dave    1600    0     0  0/-",
+        "",
+        "Established & Provisionals",
+        "Rank  Flag  Name   Rating  Won  Lost  Ties  Active/Limit  Seeking",
+        f"   1  P     alice    {rating['alice']}    2     0     1  0/-",
+        f"   2  P     carol    {rating['carol']}    0     0     1  0/3           2",
+        "   3  I     dave     1600    0     0     0  0/-",
+        f"   4  P     bob      {rating['bob']}    0     2     0  0/reject",
+        "",
+        "Flag: E established, P provisional, I inactive.",
+    ]
+    ratings = [int(rating[u]) for u in ("alice", "carol", "bob")]
     assert ratings == sorted(ratings, reverse=True)
+
+
+def test_a_standings_table_of_long_userids_fits_in_76_columns(harness):
+    harness.signup("abcdefghijklmnop", "qrstuvwxyzabcdef")
+    harness.ok("tally challenge abcdefghijklmnop qrstuvwxyzabcdef")
+    harness.ok("tally limit abcdefghijklmnop secret 10")
+    harness.ok("tally seek abcdefghijklmnop secret 3")
+    text = harness.ok("tally standings", sender=None).printed[0].body
+    lines = text.split("\n")
+    header = "Rank  Flag  Name              Rating  Won  Lost  Active/Limit  Seeking"
+    assert header in lines and max(len(line) for line in lines) <= 76
 
 
 def test_history_lists_rated_games(league):
     text = league.ok("knightpanic history", sender=None).printed[0].body
     lines = [line for line in text.split("\n")[2:] if line]
-    assert len(lines) == 3
-    assert lines[0].endswith("  101  alice  1  alice bob")
-    assert lines[2].endswith("  103  TIE  1  carol alice")
-    assert " UTC  " in lines[0] and lines[0][:4].isdigit()
+    assert len(lines) == 4
+    assert lines[0] == "Finished (UTC)    Board  Result     Points  Players"
+    assert lines[1].endswith("    101  alice won       1  alice bob")
+    assert lines[3].endswith("    103  TIE             1  carol alice")
+    assert lines[1][:4].isdigit() and len(lines[1].split("  ")[0]) == len("2026-01-01 12:00")
     only_carol = league.ok("knightpanic history carol", sender=None).printed[0].body
-    assert [l for l in only_carol.split("\n")[2:] if l][0].endswith("103  TIE  1  carol alice")
+    assert [l for l in only_carol.split("\n")[2:] if l][1].endswith("    103  TIE          1  carol alice")
 
 
 def test_rebuild_reproduces_the_ratings(league):

@@ -137,7 +137,8 @@ def change_password(ctx):
     """Replaces an account's password."""
     check_password(ctx, ctx.args[2])
     ctx.store.users.set_password_hash(ctx.userid, ctx.password_hash(ctx.args[2]))
-    body = ctx.render("mail/password_changed.txt", userid=ctx.userid)
+    body = ctx.render("mail/password_changed.txt", userid=ctx.userid,
+                      operator=ctx.config.get("server.operator_address"))
     ctx.mail_user(ctx.userid, f"Password changed for {ctx.userid}", body, "account")
 
 

@@ -19,7 +19,8 @@ def help_(ctx):
         text = _help_text(ctx, subject)
         if text is None:
             candidates = list(HELP_TOPICS) + list(ctx.server.games) + _command_words()
-            ctx.abort(with_suggestion(f'No help available for "{subject}"', subject, candidates))
+            ctx.abort(with_suggestion(f'No help available for "{subject}"', subject, candidates)
+                     + "\n\n" + _help_topics(ctx))
         ctx.reply(f"Help {subject}", ctx.render("mail/help.txt", text=text), kind="help")
 
 
@@ -31,6 +32,12 @@ def game_help(ctx):
         ctx.render("mail/help.txt", text=_game_help(ctx.game)),
         kind="help",
     )
+
+
+def _help_topics(ctx) -> str:
+    games = ", ".join(ctx.server.games.keys())
+    return (f"Help is available for: {', '.join(HELP_TOPICS)}, a command word, or a game. "
+            f"The games here are: {games}.")
 
 
 def _command_words():
@@ -137,11 +144,21 @@ def view_options(ctx) -> dict:
     return {name: True for name in ctx.parsed.params}
 
 
+def _show_password_positions(args) -> tuple[int, ...]:
+    """`show 104 alice pw`: a board with a userid and a password, meant for showas; every
+    word after the userid is hidden from the reply."""
+    words = [i for i, a in enumerate(args) if parse_board(a, allow_ply=True) is None
+             and a.lower() != "board"]
+    has_board = len(words) < len(args)
+    return tuple(words[1:]) if has_board and len(words) >= 2 else ()
+
+
 @command(
     "show",
     "game",
     "{game} show board[#n]... | {game} show userid... [active|inactive|archived|next|all]",
     takes_options=True,
+    secrets=_show_password_positions,
 )
 def show(ctx):
     """Mails the full summary of boards: by number (#n for an earlier position) or by user."""
@@ -149,6 +166,8 @@ def show(ctx):
     args = [a for i, a in enumerate(ctx.args) if not _is_board_word(ctx.args, i)]
     if not args:
         ctx.abort("This would generate too much mail -- please refine request")
+    if _show_password_positions(ctx.args):
+        _refuse_mixed_show(ctx)
     if parse_board(args[0], allow_ply=True) is None:
         boards = _select(ctx, args, default="all")
         if not boards:
@@ -162,7 +181,7 @@ def show(ctx):
     for token in args:
         parsed = parse_board(token, allow_ply=True)
         if parsed is None:
-            ctx.abort("Give either board numbers or userids, not both")
+            _refuse_mixed_show(ctx)
         requests.append(parsed)
     _check_mail_cap(ctx, len(requests))
     shown, not_shown = [], []
@@ -185,6 +204,16 @@ def show(ctx):
         _show_summary(ctx, shown, not_shown)
     if not shown:
         ctx.refused = True
+
+
+def _refuse_mixed_show(ctx):
+    message = "Give either board numbers or userids, not both"
+    numbers = [a for a in ctx.args if parse_board(a) is not None]
+    words = [a for a in ctx.args if parse_board(a, allow_ply=True) is None and a.lower() != "board"]
+    if len(words) >= 2 and numbers:
+        message += (f". To see a board from your own seat, with your password, send "
+                    f'"{ctx.game.name} showas {words[0].lower()} <password> {" ".join(numbers)}"')
+    ctx.abort(message)
 
 
 def _is_board_word(args, i) -> bool:

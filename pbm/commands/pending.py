@@ -3,6 +3,7 @@
 
 from ..game import MoveError
 from ..grammar import DIGITS_RE, command, split_guard
+from ..position import PLAYING, canonical_ply
 from .play import VOTE_WORDS, act, check_guard, load_named_board, move_text, playing_seats
 
 RESERVED = VOTE_WORDS + ("swap", "resign", "cancel")
@@ -19,7 +20,8 @@ RESERVED = VOTE_WORDS + ("swap", "resign", "cancel")
     before_auth=load_named_board,
 )
 def queue(ctx):
-    """Stores a move for your next turn (played then, if still legal); cancel drops it."""
+    """Stores a move for your next turn (played then, if still legal); cancel drops it and a
+    queued resignation."""
     board = ctx.board
     playing = playing_seats(ctx, board)
     text, guard = split_guard(move_text(ctx))
@@ -27,12 +29,14 @@ def queue(ctx):
     on_move = board.position.to_move()
     waiting = [s for s in playing if s != on_move]
     if word == "cancel":
-        seat = next(
-            (s for s in playing if (q := ctx.store.votes.queued(board.id, s)) and q.move_text), None
-        )
-        if seat is None:
-            ctx.abort("You have no queued move", board)
-        ctx.store.votes.clear_queued_move(board.id, seat)
+        queued = [(s, q) for s in playing if (q := ctx.store.votes.queued(board.id, s))]
+        if not queued:
+            ctx.abort("You have no queued move or resignation", board)
+        for seat, pending in queued:
+            if pending.move_text:
+                ctx.store.votes.clear_queued_move(board.id, seat)
+            if pending.resign:
+                ctx.store.votes.set_pending_resignation(board.id, seat, False)
         _queue_reply(ctx, board)
         return
     if on_move in playing:
@@ -42,8 +46,52 @@ def queue(ctx):
         ctx.abort("Only moves and pass can be queued", board)
     if guard is not None and not DIGITS_RE.fullmatch(guard):
         ctx.abort(f'Invalid move number "{guard}" specified', board)
+    problem = illegal_whatever_comes(board.position, waiting[0], text)
+    if problem is not None:
+        ctx.abort(f'Move "{text}" cannot be queued: it is illegal whatever is played before '
+                 f"your turn ({problem})", board)
     ctx.store.votes.set_queued_move(board.id, waiting[0], text, guard, ctx.request.body)
     _queue_reply(ctx, board)
+
+
+# Positions tried before giving up on checking a queued move (it is then checked when played).
+QUEUE_CHECK_BUDGET = 2000
+
+
+def illegal_whatever_comes(position, seat, text) -> str | None:
+    """Why a queued move is illegal in every position in which the seat can next be on move,
+    or None when it may be legal in one of them (or there were too many to look at): only a
+    move that can never be played is refused at once (issue 16), so a player may still queue
+    an answer to a move the opponent has not made yet."""
+    game = position.game
+    frontier, budget, reasons, found = [position.state], QUEUE_CHECK_BUDGET, [], False
+    while frontier:
+        state = frontier.pop()
+        on_move = None if game.outcome(state) is not None else game.to_move(state)
+        if on_move is None:
+            continue
+        if on_move == seat and state is not position.state:
+            found = True
+            try:
+                canonical_ply(game, state, seat, text)
+                return None
+            except MoveError as error:
+                reasons.append(str(error))
+                continue
+        forced = game.forced_move(state)
+        if position.statuses[on_move] != PLAYING:
+            replies = ["pass"]  # the core passes for a seat that has left
+        elif forced is not None:
+            replies = [forced]
+        else:
+            replies = list(game.legal_moves(state, on_move))
+            if game.can_pass(state, on_move):
+                replies.append("pass")
+        budget -= len(replies)
+        if budget < 0:
+            return None
+        frontier.extend(game.apply_move(state, on_move, reply) for reply in replies)
+    return reasons[0] if found else None
 
 
 def _queue_reply(ctx, board):

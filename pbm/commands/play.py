@@ -143,7 +143,8 @@ def _standalone(word):
     handler.__doc__ = {
         "pass": "Passes, where the game allows it (-- is the same).",
         "swap": "Takes over the first player's side under the pie rule.",
-        "resign": "Resigns; out of turn it is queued; before your first move it declines.",
+        "resign": "Resigns; out of turn it is queued (queue cancel takes it back); before your "
+                  "first move it declines.",
     }[word]
     return handler
 
@@ -208,7 +209,7 @@ def act(ctx, board, text, guard, comment):
             board.events.append(f"{ctx.userid} has resigned.")
             after_ply(ctx, board, comment)
         else:
-            toggle_pending_resignation(ctx, board, seat)
+            queue_resignation(ctx, board, seat)
         return
     if on_move not in playing:
         ctx.abort("It is not your move", board)
@@ -252,15 +253,17 @@ def after_ply(ctx, board, comment):
     ctx.announce(board)
 
 
-def toggle_pending_resignation(ctx, board, seat):
-    if board.toggle_pending_resignation(seat):
-        text = (
-            "Your resignation is queued and takes effect on your next turn.\n"
-            "Resign again to cancel it."
-        )
-    else:
-        text = "Your queued resignation has been cancelled."
-    ctx.reply(f"{board.title_name} Resigned", ctx.render("mail/notice.txt", text=text))
+def queue_resignation(ctx, board, seat):
+    """Out of turn a resignation waits for the user's turn. Sending it again changes
+    nothing (a mail delivered twice must not undo it); `queue … cancel` takes it back."""
+    already = board.queue_resignation(seat)
+    cancel = f"{board.game.name} queue {board.number} {ctx.userid} <password> cancel"
+    text = (
+        ("Your resignation was already queued" if already else "Your resignation is queued")
+        + f"; it takes effect on your next turn.\nTo take it back, send \"{cancel}\"."
+    )
+    ctx.reply(f"{board.title_name} Resignation queued",
+              ctx.render("mail/notice.txt", text=text))
 
 
 # -- votes (docs/spec/server.md §3.6) ---------------------------------------------------

@@ -4,6 +4,7 @@ from ..clock import show_time
 from ..grammar import command
 from ..ratings import PROVISIONAL_GAMES, START_RATING
 from ..store import ChallengeSettingsRecord, RatingRecord
+from ..summary import text_table
 
 SECTIONS = (
     ("Established", lambda p: not p["provisional"] and not p["inactive"]),
@@ -26,6 +27,8 @@ def _players(ctx, game):
             active += "/reject"
         elif setting.max_active is not None:
             active += f"/{setting.max_active}"
+        else:
+            active += "/-"
         players.append({
             "userid": userid,
             **{k: getattr(rating, k) for k in ("rating", "games", "won", "lost", "tied")},
@@ -40,18 +43,16 @@ def _players(ctx, game):
 
 def _table(players, flagged: bool) -> list[str]:
     ties = any(p["tied"] for p in players)
-    header = "Rank  " + ("Flag  " if flagged else "") + f"{'Name':<16}  Rating   Won  Lost"
-    header += "  Ties" if ties else ""
-    header += "  Active/Limit  Seeking"
-    lines = [header]
+    header = ["Rank", *(["Flag"] if flagged else []), "Name", "Rating", "Won", "Lost",
+              *(["Ties"] if ties else []), "Active/Limit", "Seeking"]
+    rows = []
     for rank, p in enumerate(players, start=1):
         flag = "I" if p["inactive"] else "P" if p["provisional"] else "E"
-        line = f"{rank:>4}  " + (f"{flag:<4}  " if flagged else "")
-        line += f"{p['userid']:<16}  {p['rating']:>6}  {p['won']:>4}  {p['lost']:>4}"
-        line += f"  {p['tied']:>4}" if ties else ""
-        line += f"  {p['active']:<12}  {p['seeking']}"
-        lines.append(line.rstrip())
-    return lines
+        rows.append([rank, *([flag] if flagged else []), p["userid"], p["rating"], p["won"],
+                     p["lost"], *([p["tied"]] if ties else []), p["active"], p["seeking"]])
+    numbers = {i for i, name in enumerate(header) if name in ("Rank", "Rating", "Won", "Lost",
+                                                                "Ties", "Seeking")}
+    return text_table(header, rows, right=numbers)
 
 
 @command("standings", "game", "{game} standings", aliases=("ratings",), max_args=0)
@@ -75,16 +76,16 @@ def history(ctx):
     wanted = {u.lower() for u in ctx.args}
     for userid in wanted:
         ctx.require_user(userid)
-    lines = []
+    rows = []
     for result in ctx.store.ratings.results(game.name, rated_only=True):
         userids = [s.userid for s in result.seats]
         if wanted and not wanted & set(userids):
             continue
         winners = [s.userid for s in result.seats if s.score == 1]
-        winner = "&".join(dict.fromkeys(winners)) if winners else "TIE"
-        lines.append(
-            f"{show_time(result.finished_at)}  {result.number}  {winner}  "
-            f"{result.points}  {' '.join(userids)}"
-        )
+        outcome = "&".join(dict.fromkeys(winners)) + " won" if winners else "TIE"
+        rows.append([show_time(result.finished_at).removesuffix(" UTC"), result.number, outcome,
+                     result.points, " ".join(userids)])
+    header = ["Finished (UTC)", "Board", "Result", "Points", "Players"]
+    lines = text_table(header, rows, right={1, 3}) if rows else []
     body = ctx.render("mail/history.txt", game=game, lines=lines)
     ctx.reply(f"Historical List of {game.display_name} games", body, kind="list")

@@ -91,7 +91,8 @@ def reset(ctx):
     ctx.store.users.drop_reset_code(userid)
     ctx.store.users.set_password_hash(userid, ctx.password_hash(password))
     ctx.store.limits.audit(stamp(ctx.now), "password_reset", userid=userid)
-    body = ctx.render("mail/password_changed.txt", userid=userid)
+    body = ctx.render("mail/password_changed.txt", userid=userid,
+                      operator=ctx.config.get("server.operator_address"))
     ctx.mail_user(userid, f"Password changed for {userid}", body, "account")
     if not ctx.sender_is_among(ctx.store.users.addresses(userid)):
         ctx.reply(f"Password changed for {userid}", body, kind="account")

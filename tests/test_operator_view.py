@@ -1,0 +1,85 @@
+"""Issue 16, the operator's view: every pbm.ini key is read by something, the outbox
+listing says what it lists, a first mail can be sent into a new home from the command line."""
+
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from pbm.cli import cli
+from pbm.config import DEFAULTS, Config, ConfigError, default_ini_text
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def pbm_source() -> str:
+    return "\n".join(p.read_text() for p in (ROOT / "pbm").rglob("*.py")
+                     if p.name != "config.py")
+
+
+@pytest.mark.parametrize("key", [f"{s}.{k}" for s, keys in DEFAULTS.items() for k in keys])
+def test_every_ini_key_is_read_somewhere(key):
+    """A key nothing reads would look like a setting and do nothing: each is looked up
+    by its full name, or (the daily limits, looked up per kind) by its own name."""
+    name = key.split(".")[1]
+    source = pbm_source()
+    assert f'"{key}"' in source or f'"{name}"' in source, key
+
+
+def test_web_base_url_is_gone_and_an_old_ini_naming_it_is_told_how_to_cure_it(tmp_path):
+    assert "[web]" not in default_ini_text() and "base_url" not in default_ini_text()
+    (tmp_path / "pbm.ini").write_text("[web]\nbase_url = https://games.example.org/\n")
+    with pytest.raises(ConfigError, match=r"\[web\] base_url is no longer a setting of pbm.ini"
+                                          r" .*delete the \[web\] section"):
+        Config.load(tmp_path)
+    result = CliRunner().invoke(cli, ["--home", str(tmp_path), "check"])
+    assert result.exit_code == 1
+    assert "problem: " in result.output and "[web] base_url is no longer" in result.output
+
+
+def test_an_ini_written_by_an_older_pbm_init_still_loads(tmp_path):
+    """Older `pbm init`s wrote `[web]` with `# base_url =` under it: that sets nothing."""
+    (tmp_path / "pbm.ini").write_text("# pbm configuration\n\n[limits]\n# commands_per_hour = 60"
+                                      "\n\n[web]\n# base_url = \n")
+    assert Config.load(tmp_path).number("limits.commands_per_hour") == 60
+
+
+FIRST_MAIL = (
+    b"From: alice@example.org\n"
+    b"To: pbm@localhost\n"
+    b"Subject: signup alice pear99 alice@example.org\n"
+    b"Message-ID: <first@example.org>\n"
+    b"\n"
+)
+
+
+def test_a_first_mail_into_a_new_home_from_a_file(tmp_path):
+    """The README's first steps: pbm init, then pbm receive on a message file."""
+    home = tmp_path / "home"
+    runner = CliRunner()
+    assert runner.invoke(cli, ["--home", str(home), "init"]).exit_code == 0
+    message = tmp_path / "first.eml"
+    message.write_bytes(FIRST_MAIL)
+    result = runner.invoke(cli, ["--home", str(home), "receive", str(message)])
+    assert result.exit_code == 0, result.output
+    assert result.output.startswith(
+        "To: alice@example.org\n"
+        "Subject: Account alice created\n"
+        "\n"
+    )
+    assert "pear99" not in result.output
+    # The same path as the pipe: the mail is in the Maildir, and the same mail again is
+    # recognised as handled.
+    assert len(list((home / "outbox" / "new").iterdir())) == 1
+    again = runner.invoke(cli, ["--home", str(home), "receive", str(message)])
+    assert again.output == "Already handled: a mail with this Message-ID was answered before.\n"
+    bounce = runner.invoke(cli, ["--home", str(home), "receive", "--sender", "", "-"],
+                           input=FIRST_MAIL.replace(b"<first@", b"<second@"))
+    assert bounce.exit_code == 0 and bounce.output.startswith("Dropped unanswered (a loop, a bounce")
+
+
+def test_receive_leaves_the_mail_waiting_when_the_home_is_not_ready(tmp_path):
+    message = tmp_path / "first.eml"
+    message.write_bytes(FIRST_MAIL)
+    result = CliRunner().invoke(cli, ["--home", str(tmp_path / "none"), "receive", str(message)])
+    assert result.exit_code == 75 and "pbm: try again later:" in result.output
