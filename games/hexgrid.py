@@ -356,13 +356,14 @@ class RhombusBoard(HexBoard):
         symbols gives each cell's character: a function of the cell, or a mapping where
         missing cells are drawn "." . Cells in marks (e.g. the last move) are drawn in
         brackets, "[R]", which take the place of the blanks around the cell; two marked
-        cells side by side share a "|", "[R|B]".
+        cells side by side share a "|", "[R|B]". Two blanks always stay between a row label
+        and the brackets, so no mark moves a label or a cell.
         """
         n = self.size
         symbol = _symbol_function(self, symbols)
         marked = _checked_marks(self, marks)
         letters = " ".join(chr(ord("a") + q) for q in range(n))
-        picture = [" " * 6 + letters]
+        picture = [" " * 7 + letters]
         for r in range(n):
             row_cells = [(q, r) for q in range(n)]
             flags = [False] + [cell in marked for cell in row_cells] + [False]
@@ -371,8 +372,8 @@ class RhombusBoard(HexBoard):
                 for i, cell in enumerate(row_cells)
             ) + _separator(flags[n], False)
             label = str(r + 1)
-            picture.append(f"{' ' * r}{label:>4} {row} {label}")
-        picture.append(" " * (n + 6) + letters)
+            picture.append(f"{' ' * r}{label:>4}  {row}  {label}")
+        picture.append(" " * (n + 7) + letters)
         return "\n".join(picture)
 
 
