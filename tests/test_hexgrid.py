@@ -706,7 +706,7 @@ def test_largest_game_boards_fit_mail_lines(board):
 def test_widths_of_the_largest_boards():
     assert max(map(len, RhombusBoard(14).draw({}).splitlines())) == 52
     assert max(map(len, RhombusBoard(19).draw({}).splitlines())) == 67
-    assert max(map(len, HexHexBoard(7).draw({}).splitlines())) == 31
+    assert max(map(len, HexHexBoard(7).draw({}).splitlines())) == 38
 
 
 def test_marked_cells_are_bracketed_without_moving_anything():
@@ -724,9 +724,11 @@ def test_marked_cells_are_bracketed_without_moving_anything():
 def test_marked_hexhex_cell_is_bracketed():
     board = HexHexBoard(5)
     lines = board.draw(symbols_for(board, W="E5"), marks=cells_of(board, "E5 A1")).splitlines()
-    assert lines[8] == "    .   .  [W]  .   ."
-    assert lines[16] == "        2  [.]  B"
-    assert lines[17] == "          1   A"
+    # Each number line is a text row labelled on both ends: E5 on row 5, A1 on row 1.
+    assert lines[5] == " 5   . . . .[W]. . . .   5"
+    assert lines[9] == "     1  [.]. . . .   1"
+    assert lines[0] == " A B C D E F G H I"
+    assert lines[10] == "          A B C D E F G H I"
 
 
 @pytest.mark.parametrize("bad", ["", "ab", " ", "\t", "é", None])
