@@ -443,6 +443,48 @@ class KnightPanic(BaseGame):
         # The knight that left start stood on what is now start's lowest empty point.
         return {(*start, board.lowest_empty(*start)), (*end, board.highest[end])}
 
+    def stacked_rows(self, state, lower) -> list[tuple[str, str]]:
+        """(rank label, row) of levels lower and lower + 1 in one grid, from the top down.
+
+        docs/spec/games/knightpanic.md §8 (pbm note): every letter and number gets a column
+        and a row, so a raised point stands between the four points it rests on; its empty
+        points are blanks, those of the lower level dots. Brackets and capitals as in
+        board_rows.
+        """
+        board = Pieces(state)
+        marked = self.last_points(state)
+        coordinates = self._coordinate_range(state, lower)
+        span = range(coordinates[0], coordinates[-1] + 1)
+        rows = []
+        for y in reversed(span):
+            points = [(x, y, lower + x % 2 - (lower - 1) % 2) for x in span]
+            flags = [False] + [point in marked for point in points] + [False]
+            cells = [
+                self._symbol(board, point) if board.exists(*point) else " " for point in points
+            ]
+            cells = [
+                " " if text == "." and point[2] != lower else text
+                for text, point in zip(cells, points)
+            ]
+            row = "".join(
+                _separator(flags[i], flags[i + 1]) + cell for i, cell in enumerate(cells)
+            ) + _separator(flags[-2], False)
+            rows.append((str(y + 1), row))
+        return rows
+
+    def stacked_levels(self, state) -> list[int]:
+        """The lower level of each grid: 1 (levels 1 and 2), then 3 (3 and 4) when shown."""
+        return [level for level in self.levels_shown(state) if level % 2 == 1]
+
+    def stacked_title(self, state, lower) -> str:
+        if lower + 1 in self.levels_shown(state):
+            return f"levels {lower} and {lower + 1}:"
+        return f"level {lower}:"
+
+    def stacked_files(self, state, lower) -> str:
+        coordinates = self._coordinate_range(state, lower)
+        return " ".join(chr(ord("a") + x) for x in range(coordinates[0], coordinates[-1] + 1))
+
     def last_mover(self, state) -> str:
         return self.player_names[1 - state["to_move"]]
 
