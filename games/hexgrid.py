@@ -356,13 +356,14 @@ class RhombusBoard(HexBoard):
         symbols gives each cell's character: a function of the cell, or a mapping where
         missing cells are drawn "." . Cells in marks (e.g. the last move) are drawn in
         brackets, "[R]", which take the place of the blanks around the cell; two marked
-        cells side by side share a "|", "[R|B]".
+        cells side by side share a "|", "[R|B]". Two blanks always stay between a row label
+        and the brackets, so no mark moves a label or a cell.
         """
         n = self.size
         symbol = _symbol_function(self, symbols)
         marked = _checked_marks(self, marks)
         letters = " ".join(chr(ord("a") + q) for q in range(n))
-        picture = [" " * 6 + letters]
+        picture = [" " * 7 + letters]
         for r in range(n):
             row_cells = [(q, r) for q in range(n)]
             flags = [False] + [cell in marked for cell in row_cells] + [False]
@@ -371,8 +372,8 @@ class RhombusBoard(HexBoard):
                 for i, cell in enumerate(row_cells)
             ) + _separator(flags[n], False)
             label = str(r + 1)
-            picture.append(f"{' ' * r}{label:>4} {row} {label}")
-        picture.append(" " * (n + 6) + letters)
+            picture.append(f"{' ' * r}{label:>4}  {row}  {label}")
+        picture.append(" " * (n + 7) + letters)
         return "\n".join(picture)
 
 
@@ -431,34 +432,43 @@ class HexHexBoard(HexBoard):
         )
 
     def draw(self, symbols: Symbols, marks: Iterable[Cell] = ()) -> str:
-        """The hexhex picture of docs/spec/games/hexgrid.md §7.4, one character per cell, 4 columns
-        apart.
+        """The hexhex picture for mail (docs/spec/games/hexgrid.md §7.4, pbm note): one text
+        row per number line, number 1 at the bottom, labelled on both ends.
 
-        symbols and marks work as in RhombusBoard.draw; here the brackets always fit in
-        the blanks, "[W]".
+        Drawn like the rhombus picture, cells 2 characters apart and each row one character
+        further left than the row below, so a letter line runs up-left and the letters stand
+        above the top row and below the bottom row at the ends of their lines. symbols and
+        marks work as in RhombusBoard.draw.
         """
         b, span = self.size, 2 * self.size - 1
         symbol = _symbol_function(self, symbols)
         marked = _checked_marks(self, marks)
-        width = 4 * b + 3  # the rightmost cells are in column 4b, their letters 2 further
-        grid = [[" "] * width for _ in range(2 * span)]
+        margin = max(b + 4, 2 * b - 2)  # room for the lowest left label and the top letters
 
-        def place(cell: Cell) -> tuple[int, int]:
-            letter, number = cell[0], -cell[1]
-            return (2 * span - 2) - (letter + number), 4 + 2 * (letter - number + b - 1)
+        def column(letter: int, number: int) -> int:  # 0-based letter and number
+            return margin + 2 * letter - number
 
-        for cell in self.cells:
-            row, column = place(cell)
-            grid[row][column] = symbol(cell)
-            if cell in marked:
-                grid[row][column - 1], grid[row][column + 1] = "[", "]"
-        for index in range(span):
-            row, column = place((max(0, index - (b - 1)), -index))
-            label = str(index + 1)
-            grid[row + 1][column - 1 - len(label) : column - 1] = label
-            row, column = place((index, -max(0, index - (b - 1))))
-            grid[row + 1][column + 2] = chr(ord("A") + index)
-        return "\n".join("".join(line).rstrip() for line in grid)
+        letters = [chr(ord("A") + index) for index in range(span)]
+        picture = [_spread(letters, column(0, span - 1), column(span - 1, span - 1))]
+        for number in range(span - 1, -1, -1):
+            row_letters = range(max(0, number - (b - 1)), min(span - 1, number + b - 1) + 1)
+            row_cells = [(letter, -number) for letter in row_letters]
+            flags = [False] + [cell in marked for cell in row_cells] + [False]
+            row = "".join(
+                _separator(flags[i], flags[i + 1]) + symbol(cell)
+                for i, cell in enumerate(row_cells)
+            ) + _separator(flags[-2], False)
+            label = str(number + 1)
+            start = column(row_letters[0], number) - 1  # the separator before the first cell
+            picture.append(f"{' ' * (start - 4)}{label:>2}  {row}  {label}")
+        picture.append(_spread(letters, column(0, -1), column(span - 1, -1)))
+        return "\n".join(picture)
+
+
+def _spread(letters: list[str], first: int, last: int) -> str:
+    """The letters one every other column, the first in column first."""
+    assert last - first == 2 * (len(letters) - 1)
+    return " " * first + " ".join(letters)
 
 
 def _symbol_function(board: HexBoard, symbols: Symbols) -> Callable[[Cell], str]:

@@ -63,7 +63,7 @@ def test_options_reach_the_grammar(home):
     shown = pbm(home, "knightpanic", "show", "101")
     assert "Options: -size=6" in shown.output
     assert "Nag time........ 3 days" in shown.output
-    assert "  11  x x x x x x  11" in shown.output
+    assert "  11   x x x x x x   11" in shown.output
 
 
 def test_from_acts_like_a_mail_and_queues_the_reply(home):

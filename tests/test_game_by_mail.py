@@ -56,7 +56,7 @@ def test_full_game_by_mail(project_env, tmp_path, size):
                 assert "Game won by alice." in body
                 assert "(Black's knight on g7 cannot move)" in body
                 assert "   9 e1-c5" in body and "   1 c1-a5      2 a7-c3" in body
-                assert "  5  . o . .  5" in body
+                assert "  5   .[o]. .   5" in body and "  1   o o[.].   1" in body
                 assert "Game ended......" in body
 
     send(project_env, "bob@example.org", "knightpanic move 101 bob pw-bob a3-c7")

@@ -643,10 +643,10 @@ def test_empty_pictures_match_the_spec():
 def test_two_digit_rows_are_right_aligned_in_four_characters():
     lines = RhombusBoard(11).draw({}).splitlines()
     assert lines[9:] == [
-        "           9  . . . . . . . . . . .  9",
-        "           10  . . . . . . . . . . .  10",
-        "            11  . . . . . . . . . . .  11",
-        "                 a b c d e f g h i j k",
+        "           9   . . . . . . . . . . .   9",
+        "           10   . . . . . . . . . . .   10",
+        "            11   . . . . . . . . . . .   11",
+        "                  a b c d e f g h i j k",
     ]
 
 
@@ -683,7 +683,7 @@ def test_hexhex_game_pictures_match_the_specs(text, base, pieces):
 def test_symbols_may_be_a_function_of_the_cell():
     board = RhombusBoard(9)
     drawn = board.draw(lambda cell: "x" if cell == (0, 0) else ".")
-    assert drawn.splitlines()[1] == "   1  x . . . . . . . .  1"
+    assert drawn.splitlines()[1] == "   1   x . . . . . . . .   1"
 
 
 def check_mail_safe(drawing: str, width: int = 76):
@@ -704,9 +704,9 @@ def test_largest_game_boards_fit_mail_lines(board):
 
 
 def test_widths_of_the_largest_boards():
-    assert max(map(len, RhombusBoard(14).draw({}).splitlines())) == 50
-    assert max(map(len, RhombusBoard(19).draw({}).splitlines())) == 65
-    assert max(map(len, HexHexBoard(7).draw({}).splitlines())) == 31
+    assert max(map(len, RhombusBoard(14).draw({}).splitlines())) == 52
+    assert max(map(len, RhombusBoard(19).draw({}).splitlines())) == 67
+    assert max(map(len, HexHexBoard(7).draw({}).splitlines())) == 38
 
 
 def test_marked_cells_are_bracketed_without_moving_anything():
@@ -714,9 +714,9 @@ def test_marked_cells_are_bracketed_without_moving_anything():
     symbols = symbols_for(board, R="d4", B="e4")
     plain = board.draw(symbols).splitlines()
     marked = board.draw(symbols, marks=cells_of(board, "a1 d4 e4 k11")).splitlines()
-    assert marked[1] == "   1 [.]. . . . . . . . . .  1"
-    assert marked[4] == "      4  . . .[R|B]. . . . . .  4"
-    assert marked[11] == "            11  . . . . . . . . . .[.] 11"
+    assert marked[1] == "   1  [.]. . . . . . . . . .   1"
+    assert marked[4] == "      4   . . .[R|B]. . . . . .   4"
+    assert marked[11] == "            11   . . . . . . . . . .[.]  11"
     unbracketed = [line.replace("[", " ").replace("]", " ").replace("|", " ") for line in marked]
     assert unbracketed == plain
 
@@ -724,9 +724,11 @@ def test_marked_cells_are_bracketed_without_moving_anything():
 def test_marked_hexhex_cell_is_bracketed():
     board = HexHexBoard(5)
     lines = board.draw(symbols_for(board, W="E5"), marks=cells_of(board, "E5 A1")).splitlines()
-    assert lines[8] == "    .   .  [W]  .   ."
-    assert lines[16] == "        2  [.]  B"
-    assert lines[17] == "          1   A"
+    # Each number line is a text row labelled on both ends: E5 on row 5, A1 on row 1.
+    assert lines[5] == " 5   . . . .[W]. . . .   5"
+    assert lines[9] == "     1  [.]. . . .   1"
+    assert lines[0] == " A B C D E F G H I"
+    assert lines[10] == "          A B C D E F G H I"
 
 
 @pytest.mark.parametrize("bad", ["", "ab", " ", "\t", "é", None])

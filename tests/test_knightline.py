@@ -142,8 +142,8 @@ def test_kl2_blacks_reply():
     assert board(state) == drawing("""
        -1   0   1   2   3
    2    .   .   .   .   .   2
-   1    .   .   .  W1   .   1
-   0    . W19 B20   .   .   0
+   1    .   .   . [W1]  .   1
+   0    .[W19]B20   .   .   0
   -1    .   .   .   .   .  -1
        -1   0   1   2   3
 """)
@@ -162,8 +162,8 @@ def test_kl5_rejected_moves():
     assert board(state) == drawing("""
        -1   0   1   2   3   4
    2    .   .   .   .   .   .   2
-   1    .   .   .  W1 B10   .   1
-   0    . W19 B10   .   .   .   0
+   1    .   .   .  W1[B10]  .   1
+   0    . W19[B10]  .   .   .   0
   -1    .   .   .   .   .   .  -1
        -1   0   1   2   3   4
 """)
@@ -222,7 +222,7 @@ def test_refusals_say_what_is_wrong_and_how_to_write_it(text, fragment):
 
 def test_refusals_name_the_legal_destinations():
     message = refusal(play(start(), "0,0/2,1/1"), "1,0/0,2/5")
-    assert "from 1,0 you can move to -1,-1, -1,1, 2,2 or 3,1" in message
+    assert "from 1,0 you can move to (-1,-1), (-1,1), (2,2) or (3,1)" in message
 
 
 # -- lines ----------------------------------------------------------------------------
@@ -259,7 +259,7 @@ def test_the_wildcard_completes_a_line_and_the_blocker_breaks_it():
     assert game.outcome(blocked) is None and game.to_move(blocked) == WHITE
     assert board(wild)[3:6] == [
         "   1    .  B1  W3   .  W5   .  B2   .   .   1",
-        "   0    .   .  W4  B2   G  R3  R2  R7   .   0",
+        "   0    .   .  W4  B2   G  R3  R2 [R7]  .   0",
         "  -1    .   . B12  W5  R3  B3   .   .   .  -1",
     ]
 
@@ -367,13 +367,14 @@ def test_a_three_player_board_mid_game():
     assert game.render_board(state, RED) == "\n".join([
         "       -2  -1   0   1   2   3   4",
         "   2    .   .   .   .   .   .   .   2",
-        "   1    .   .   .  R1   .   .   .   1",
-        "   0    .   .  W1  B9   . R18   .   0",
+        "   1    .   .   . [R1]  .   .   .   1",
+        "   0    .   .  W1  B9   .[R18]  .   0",
         "  -1    .  B7  R1   . W18  B4   .  -1",
         "  -2    .   .  W1   .   .   .   .  -2",
         "  -3    .   .   .   .   .   .   .  -3",
         "       -2  -1   0   1   2   3   4",
-        "Stacks: W White, B Black, R Red; the number is the height.",
+        "W B R  White, Black, Red stack; the number is its height",
+        "[ ]  the last move (from and to)",
         "Last move: Red 1,1/3,0/18",
     ])
 

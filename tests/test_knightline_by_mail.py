@@ -44,10 +44,10 @@ RED_WIN_RATINGS = [
     [
         ("", THREE_PLAYER_DRAW, "there is no White stack on 5,5", "Game was a tie.",
          "(White cannot move: a draw)", DRAW_RATINGS,
-         "  -1    .  B7  R1 R15  W1  B4   .   .  -1"),
+         "  -1    .  B7  R1[R15] W1  B4   .   .  -1"),
         ("-wildcard", RED_WILDCARD_LINE, "this is your set-up turn", "Game won by carol.",
          "(Red made a line of 4 from 0,0 to 3,0)", RED_WIN_RATINGS,
-         "   0    .   .  W4  B2   G  R3  R2  R7   .   0"),
+         "   0    .   .  W4  B2   G  R3  R2 [R7]  .   0"),
     ],
     ids=["draw", "red-wins-with-the-wildcard"],
 )

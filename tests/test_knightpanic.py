@@ -64,12 +64,14 @@ def test_kp1_opening_moves():
 def test_start_board_renders_as_in_the_spec():
     assert game.render_board(start(), None) == "\n".join(
         [
-            "     a c e g",
-            "  7  x x x x  7",
-            "  5  . . . .  5",
-            "  3  . . . .  3",
-            "  1  o o o o  1",
-            "     a c e g",
+            "      a c e g",
+            "  7   x x x x   7",
+            "  5   . . . .   5",
+            "  3   . . . .   3",
+            "  1   o o o o   1",
+            "      a c e g",
+            "o x  White, Black knight",
+            "[ ]  the last move (from and to)",
         ]
     )
 
@@ -79,12 +81,12 @@ def test_kp2_an_immediate_loss():
     assert game.outcome(state) is None and game.to_move(state) == 1
     state = play(state, "a7-c3")
     assert game.render_board(state, None).split("\n")[:6] == [
-        "     a c e g",
-        "  7  . x x x  7",
-        "  5  . . o .  5",
-        "  3  . x . .  3",
-        "  1  o . o o  1",
-        "     a c e g",
+        "      a c e g",
+        "  7  [.]x x x   7",
+        "  5   . . o .   5",
+        "  3   .[x]. .   3",
+        "  1   o . o o   1",
+        "      a c e g",
     ]
     outcome = game.outcome(state)
     assert outcome.winners == (1,)

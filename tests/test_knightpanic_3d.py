@@ -423,68 +423,74 @@ def test_at_most_one_player_is_all_pinned():
 
 def test_start_board_renders_as_in_the_spec():
     assert game.render_board(start(), None) == "\n".join([
-        "level 1:",
-        "     a c e g",
-        "  7  x x x x  7",
-        "  5  . . . .  5",
-        "  3  . . . .  3",
-        "  1  o o o o  1",
-        "     a c e g",
-        "level 2:",
-        "     b d f",
-        "  6  . . .  6",
-        "  4  . . .  4",
-        "  2  . . .  2",
-        "     b d f",
+        "levels 1 and 2:",
+        "      a b c d e f g",
+        "  7   x   x   x   x   7",
+        "  6                   6",
+        "  5   .   .   .   .   5",
+        "  4                   4",
+        "  3   .   .   .   .   3",
+        "  2                   2",
+        "  1   o   o   o   o   1",
+        "      a b c d e f g",
+        "o x  White, Black knight",
+        "O X  White, Black knight pinned: another knight rests on it",
+        "     A raised knight stands between the four points under it.",
+        "[ ]  the last move (from and to)",
     ])
 
 
-def test_a_level_2_knight_is_drawn_on_its_level():
+def test_a_level_2_knight_is_drawn_between_the_cells_it_stands_on():
     # Level 3 is left out: 8 knights can never fill it.
     assert game.render_board(play(start(), *CLIMB), WHITE) == "\n".join([
-        "level 1:",
-        "     a c e g",
-        "  7  . . x x  7",
-        "  5  o o . .  5",
-        "  3  x x . .  3",
-        "  1  . . . o  1",
-        "     a c e g",
-        "level 2:",
-        "     b d f",
-        "  6  . . .  6",
-        "  4  o . .  4",
-        "  2  . . .  2",
-        "     b d f",
-        "Last move: e1-b4",
+        "levels 1 and 2:",
+        "      a b c d e f g",
+        "  7   .   .   x   x   7",
+        "  6                   6",
+        "  5   O   O   .   .   5",
+        "  4    [o]            4",
+        "  3   X   X   .   .   3",
+        "  2                   2",
+        "  1   .   .  [.]  o   1",
+        "      a b c d e f g",
+        "o x  White, Black knight",
+        "O X  White, Black knight pinned: another knight rests on it",
+        "     A raised knight stands between the four points under it.",
+        "[ ]  the last move (from and to)",
+        "Last move: White e1-b4",
     ])
 
 
 def test_a_level_3_knight_on_a_large_board():
     assert game.render_board(STACKED, None) == "\n".join([
-        "level 1:",
-        "      a c e g i k",
-        "  11  x . . . o o  11",
-        "   9  . x . . x x  9",
-        "   7  . . . o . .  7",
-        "   5  x o o o . .  5",
-        "   3  o x x . . .  3",
-        "   1  o x o x . x  1",
-        "      a c e g i k",
-        "level 2:",
-        "      b d f h j",
-        "  10  . . . . .  10",
-        "   8  . . . . .  8",
-        "   6  . . . . .  6",
-        "   4  x o . . .  4",
-        "   2  o x . . .  2",
-        "      b d f h j",
+        "levels 1 and 2:",
+        "      a b c d e f g h i j k",
+        " 11   x   .   .   .   o   o   11",
+        " 10                           10",
+        "  9   .   x   .   .   x   x   9",
+        "  8                           8",
+        "  7   .   .   .   o   .   .   7",
+        "  6                           6",
+        "  5   X   O   O   o   .   .   5",
+        "  4     X   O                 4",
+        "  3   O   X   X   .   .   .   3",
+        "  2     O   X                 2",
+        "  1   O   X   O   x   .   x   1",
+        "      a b c d e f g h i j k",
         "level 3:",
-        "      c e g i",
-        "   9  . . . .  9",
-        "   7  . . . .  7",
-        "   5  . . . .  5",
-        "   3  o . . .  3",
-        "      c e g i",
+        "      c d e f g h i",
+        "  9   .   .   .   .   9",
+        "  8                   8",
+        "  7   .   .   .   .   7",
+        "  6                   6",
+        "  5   .   .   .   .   5",
+        "  4                   4",
+        "  3   o   .   .   .   3",
+        "      c d e f g h i",
+        "o x  White, Black knight",
+        "O X  White, Black knight pinned: another knight rests on it",
+        "     A raised knight stands between the four points under it.",
+        "[ ]  the last move (from and to)",
     ])  # no level 4: 24 knights can never fill it
 
 
@@ -705,13 +711,30 @@ def test_a_3d_game_through_the_server(harness):
     harness.new_mails()
     harness.ok("knightpanic challenge alice bob -3d")
     [mail, *_rest] = harness.new_mails("alice@example.org")
-    assert "level 2:" in body_of(mail) and "-3d" in body_of(mail)
+    assert "levels 1 and 2:" in body_of(mail) and "-3d" in body_of(mail)
     for ply, move in enumerate(CLIMB, start=1):
         mover = "alice" if ply % 2 else "bob"
         harness.ok(f"knightpanic move 101 {mover} secret {move.upper()}#{ply}")
     body = body_of(harness.new_mails("bob@example.org")[-1])
     assert "   5 e1-b4" in body
-    assert "level 1:\n     a c e g\n  7  . . x x  7" in body
-    assert "level 2:\n     b d f\n  6  . . .  6\n  4  o . .  4\n  2  . . .  2" in body
+    # b4 stands between the four knights under it, which are pinned (capitals); the last
+    # move is bracketed where it left (e1) and where it arrived (b4, on level 2).
+    assert "\n".join([
+        "levels 1 and 2:",
+        "      a b c d e f g",
+        "  7   .   .   x   x   7",
+        "  6                   6",
+        "  5   O   O   .   .   5",
+        "  4    [o]            4",
+        "  3   X   X   .   .   3",
+        "  2                   2",
+        "  1   .   .  [.]  o   1",
+        "      a b c d e f g",
+        "o x  White, Black knight",
+        "O X  White, Black knight pinned: another knight rests on it",
+        "     A raised knight stands between the four points under it.",
+        "[ ]  the last move (from and to)",
+        "Last move: White e1-b4",
+    ]) in body
     assert "It is bob's turn." in body
     assert "pinned" in harness.refused("knightpanic move 101 bob secret a3-c7")

@@ -72,10 +72,10 @@ def throws(moves) -> set[str]:
 # -- pictures copied verbatim from the specs -------------------------------------------
 
 LAST_ROWS_11X11 = """\
-           9  . . . . . . . . . . .  9
-           10  . . . . . . . . . . .  10
-            11  . . . . . . . . . . .  11
-                  a b c d e f g h i j k
+           9   . . . . . . . . . . .   9
+           10   . . . . . . . . . . .   10
+            11   . . . . . . . . . . .   11
+                   a b c d e f g h i j k
 """
 
 
@@ -125,7 +125,7 @@ def test_kv1_white_has_exactly_the_twelve_knight_cells_of_e5():
 
 def test_kv1_the_picture_marks_the_last_move():
     state = play(start(), "e5", "c3")
-    expected = KV1.replace("o", ".").replace("3  . . b . .", "3  . .[b]. .").rstrip("\n")
+    expected = KV1.replace("o", ".").replace("3   . . b . .", "3   . .[b]. .").rstrip("\n")
     assert game.picture(state) == expected
 
 
@@ -212,7 +212,7 @@ def test_kv5_pass_is_the_only_move_and_the_server_plays_it():
     assert game.to_move(after) == BLACK and after["rows"] == state["rows"]
     legal = game.legal_moves(after, BLACK)
     assert len(legal) == 9 and placements(legal) == set(legal)
-    assert "White had no legal action and passed" in game.render_board(after, None)
+    assert "Last move: White passed (no legal action)" in game.render_board(after, None)
 
 
 def test_pass_is_never_voluntary():
@@ -318,7 +318,7 @@ def test_hexgrid_6_3_empty_boards_are_drawn_as_in_the_spec():
     # docs/spec/games/hexgrid.md §6.3 prints these letters one blank further right than its own
     # shift rule and the 11x11 pictures of docs/spec/games/lox.md; the shared drawing follows the
     # rule.
-    assert letters == " " * 17 + "a b c d e f g h i j k"
+    assert letters == " " * 18 + "a b c d e f g h i j k"
 
 
 def test_hexgrid_6_2_corners_belong_to_both_edges():
@@ -473,17 +473,19 @@ def test_the_board_shows_stacks_legend_and_the_last_throw():
     state = play(setup(white_stacks="e5", white="c4 f2", black="e8 a1"), "e5xe8")
     text = game.render_board(state, None)
     lines = text.split("\n")
-    assert lines[5] == "       5  . . . .[w]. . . .  5"
-    assert lines[8] == "          8  . . . .[w]. . . .  8"
+    assert lines[5] == "       5   . . . .[w]. . . .   5"
+    assert lines[8] == "          8   . . . .[w]. . . .   8"
     assert lines[11:] == [
-        "w b knights, W B stacks (a knight with an axe), [ ] last move",
+        "w b  White, Black knight",
+        "W B  White, Black stack (a knight with an axe)",
+        "[ ]  the last move",
         "White (w W) joins top-bottom: rows 1 and 9",
         "Black (b B) joins left-right: columns a and i",
-        "Last move: e5xe8 by White",
+        "Last move: White e5xe8",
     ]
     stacks = setup(white_stacks="e5", black_stacks="a1")
-    assert "   1  B . . . . . . . .  1" in game.render_board(stacks, BLACK)
-    assert "       5  . . . . W . . . .  5" in game.render_board(stacks, WHITE)
+    assert "   1   B . . . . . . . .   1" in game.render_board(stacks, BLACK)
+    assert "       5   . . . . W . . . .   5" in game.render_board(stacks, WHITE)
 
 
 def test_the_largest_board_fits_the_mail():
@@ -634,7 +636,7 @@ def test_a_forced_pass_is_played_by_the_server_and_reported(harness):
     assert sorted(mail["To"] for mail in mails) == ["alice@example.org", "bob@example.org"]
     body = body_of(mails[0])
     assert "  79 White (alice): a2\n  80 Black (bob): pass (Auto)" in body
-    assert "Black had no legal action and passed" in body
+    assert "Last move: Black passed (no legal action)" in body
     assert "Game won by alice." in body
     assert "(White's chain joins the top and bottom edges)" in body
 
@@ -656,7 +658,7 @@ def test_help_ends_with_the_empty_default_board(harness):
     text = harness.ok("knightvision help", sender=None).printed[0].body
     assert "KnightVision (Christian Freeling, 2021)" in text
     assert "The start position:" in text
-    assert "            11  . . . . . . . . . . .  11" in text
+    assert "            11   . . . . . . . . . . .   11" in text
 
 
 def test_a_bad_size_is_reported_to_the_challenger(harness):

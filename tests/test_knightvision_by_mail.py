@@ -48,21 +48,23 @@ REFUSALS = {
 }
 
 FINAL_BOARD = """\
-      a b c d e f g h i
-   1  . . . . . w . . .  1
-    2  . . . . . w . b .  2
-     3  . . . . . w[b]b .  3
-      4  . . . . w . . . b  4
-       5  . . . w w . b b b  5
-        6  . . . . w b . . .  6
-         7  . . . . w . . b .  7
-          8  . . . w . .[b]. .  8
-           9  . . . w . . . . b  9
-               a b c d e f g h i
-w b knights, W B stacks (a knight with an axe), [ ] last move
+       a b c d e f g h i
+   1   . . . . . w . . .   1
+    2   . . . . . w . b .   2
+     3   . . . . . w[b]b .   3
+      4   . . . . w . . . b   4
+       5   . . . w w . b b b   5
+        6   . . . . w b . . .   6
+         7   . . . . w . . b .   7
+          8   . . . w . .[b]. .   8
+           9   . . . w . . . . b   9
+                a b c d e f g h i
+w b  White, Black knight
+W B  White, Black stack (a knight with an axe)
+[ ]  the last move
 White (w W) joins top-bottom: rows 1 and 9
 Black (b B) joins left-right: columns a and i
-Last move: g8xg3 by Black"""
+Last move: Black g8xg3"""
 
 
 def command(userid, move, guard=""):
@@ -87,7 +89,7 @@ def test_a_game_with_the_swap_by_mail(project_env, tmp_path):
         assert mail["Subject"] == "New KnightVision Board 101 alice"
         body = mail.get_content()
         assert "Options: -size=9" in body
-        assert "           9  . . . . . . . . .  9" in body
+        assert "           9   . . . . . . . . .   9" in body
 
     for ply, userid, move in PLIES:
         if ply in REFUSALS:
@@ -107,7 +109,7 @@ def test_a_game_with_the_swap_by_mail(project_env, tmp_path):
             if ply == 2:
                 assert "bob has swapped sides." in body
                 assert "   1 White (alice): e5\n   2 Black (bob): swap" in body
-                assert "  1  . . . . . . . . .  1" in body and "   5  . . . .[w]" in body
+                assert "  1   . . . . . . . . .   1" in body and "   5   . . . .[w]" in body
             if ply < len(PLIES):
                 waiting = "alice" if userid == "bob" else "bob"
                 assert mail["Subject"] == f"KnightVision Board 101 {waiting}"

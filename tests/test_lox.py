@@ -195,14 +195,14 @@ def test_lx6_swap_through_the_core(harness):
     body = body_of(mails[0])
     assert "bob has swapped sides." in body
     assert "   1 Red (alice): f6\n   2 Blue (bob): swap" in body
-    assert body.rstrip().endswith("Last move: Red f6 (in brackets)\nTo move: Blue")
+    assert body.rstrip().endswith("Last move: Red f6\nTo move: Blue")
     assert mails[0]["Subject"] == "Lox Board 101 alice"
-    assert "        6  . . . . .[R]. . . . .  6" in body, "the red stone stays red on f6"
+    assert "        6   . . . . .[R]. . . . .   6" in body, "the red stone stays red on f6"
     assert "The board has just been swapped" in harness.refused("lox swap 101 alice secret")
     harness.ok("lox move 101 alice secret g7")
     assert "You can only swap after move number 1" in harness.refused("lox swap 101 bob secret")
     text = harness.ok("lox show 101", sender=None).printed[0].body
-    assert "Last move: Blue g7 (in brackets)\nTo move: Red" in text
+    assert "Last move: Blue g7\nTo move: Red" in text
     assert "bob (Red):" in text and "alice (Blue):" in text
 
 
@@ -365,7 +365,7 @@ def test_a_chain_wins_only_once_it_has_survived_the_opponents_turn():
     assert game.outcome(state) is None, "never a win for the player who just moved"
     assert game.to_move(state) == BLUE and game.forced_move(state) == "pass"
     assert game.render_board(state, None).endswith(
-        "Last move: Red e5 (in brackets)\nTo move: Blue"
+        "Last move: Red e5\nTo move: Blue"
     )
     state = game.apply_move(state, BLUE, "pass")
     outcome = game.outcome(state)
@@ -506,13 +506,13 @@ def test_random_legal_games_replay_identically_from_their_log(size, seed):
 
 def test_the_control_option_marks_controlled_empty_cells_on_every_board():
     state = game.state_with_stones(options(control=True), LX1_STONES, BLUE)
-    legend = "r, b: empty cell controlled by Red, by Blue (the other may not place there)"
+    legend = "+ -  empty cell controlled by Red, Blue (the other may not place there)"
     for perspective in (None, RED, BLUE):
         lines = game.render_board(state, perspective).split("\n")
-        assert lines[6] == "        6  . R . . . r . . . R .  6"
+        assert lines[6] == "        6   . R . . . + . . . R .   6"
         assert legend in lines
     unmarked = game.render_board(state, None, control=False).split("\n")
-    assert unmarked[6] == "        6  . R . . . . . . . R .  6"
+    assert unmarked[6] == "        6   . R . . . . . . . R .   6"
     assert legend not in unmarked
 
 
@@ -520,27 +520,29 @@ def test_show_control_marks_a_board_without_the_option():
     state = position(LX1_STONES, BLUE)
     plain = game.render_board(state, None)
     marked = game.render_board(state, None, control=True)
-    assert "r" not in plain.split("\n")[6] and " r " in marked.split("\n")[6]
+    assert "+" not in plain.split("\n")[6] and " + " in marked.split("\n")[6]
     assert game.render_board(state, None, control=None) == plain
 
 
-def test_blue_control_is_marked_b():
+def test_blue_control_is_marked_with_a_dash_not_like_a_stone():
     state = position({"f2": BLUE, "f9": BLUE, "b6": BLUE, "j6": BLUE}, RED)
     assert picture_of(state, control=True).split("\n")[6] == (
-        "        6  . B . . . b . . . B .  6"
+        "        6   . B . . . - . . . B .   6"
     )
 
 
 def test_legend_names_symbols_edges_and_the_last_move():
     state = move(game.initial_state(options(size="19"), 2, 1), "S 19")
     text = game.render_board(state, 1)
-    assert text.split("\n")[-4:] == [
-        "R Red stone, B Blue stone, . empty cell",
+    assert text.split("\n")[-6:] == [
+        "R B  Red, Blue stone",
+        ".    empty cell",
+        "[ ]  the last move",
         "Red: top-bottom (rows 1 and 19), Blue: left-right (columns a and s)",
-        "Last move: Red s19 (in brackets)",
+        "Last move: Red s19",
         "To move: Blue",
     ]
-    assert "  19  . . . . . . . . . . . . . . . . . .[R] 19" in text
+    assert "  19   . . . . . . . . . . . . . . . . . .[R]  19" in text
     assert max(len(line) for line in text.split("\n")) <= 76
 
 
@@ -602,8 +604,8 @@ def test_a_show_can_ask_for_the_control_marks(harness):
     harness.ok("lox move 101 alice secret e5")
     plain = harness.ok("lox show 101", sender=None).printed[0].body
     marked = harness.ok("lox show 101 -control", sender=None).printed[0].body
-    assert "r, b: empty cell controlled by Red, by Blue" not in plain
-    assert "r, b: empty cell controlled by Red, by Blue" in marked
+    assert "+ -  empty cell controlled by Red, Blue" not in plain
+    assert "+ -  empty cell controlled by Red, Blue" in marked
     assert 'Unknown view option "-colour" for show; Lox offers -control' in harness.refused(
         "lox show 101 -colour")
     assert "KnightPanic boards have no view options" in harness.refused(

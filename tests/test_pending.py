@@ -120,7 +120,7 @@ def test_submit_shows_the_move_and_confirm_plays_it(game):
     assert reply["Subject"] == "Submit of KnightPanic Board 101"
     body = body_of(reply)
     assert "This is a preview of a submitted move. It must be confirmed to take effect." in body
-    assert "  5  . . o .  5" in body
+    assert "  5   . .[o].   5" in body and "  1   o[.]o o   1" in body
     game.ok("knightpanic confirm 101 alice secret", body="")
     mails = game.new_mails()
     assert sorted(m["To"] for m in mails) == ["alice@example.org", "bob@example.org"]

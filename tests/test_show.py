@@ -45,7 +45,8 @@ def test_show_an_earlier_position(boards):
     body = body_of(mail)
     assert body.startswith("Summary of KnightPanic Board 101 after move 1")
     assert "It is bob's turn." in body
-    assert "  5  . . o .  5" in body and "  7  x x x x  7" in body
+    assert "  5   . .[o].   5" in body and "  7   x x x x   7" in body
+    assert "  1   o[.]o o   1" in body and "Last move: White c1-e5" in body
     _, [mail] = shown(boards, "knightpanic show 101#-2")
     assert "after move 0" in body_of(mail) and "Please start the game alice." in body_of(mail)
 
@@ -150,7 +151,7 @@ def test_help_topics(harness):
         assert fragment in mail.body
     help_game = harness.ok("knightpanic help", sender=None).printed[0]
     assert help_game.subject == "Help knightpanic"
-    assert "The start position:" in help_game.body and "  1  o o o o  1" in help_game.body
+    assert "The start position:" in help_game.body and "  1   o o o o   1" in help_game.body
 
 
 def test_help_unknown_subject(harness):

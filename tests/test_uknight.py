@@ -139,7 +139,9 @@ def test_start_boards_render_as_in_the_spec():
         [
             "Phase 1, axes 0 of 6 (White 0, Black 0)",
             UK_START_BASE6.rstrip("\n"),
-            "w/b: White/Black stone   W/B: a double (a stone with an axe)",
+            "w b  White, Black stone",
+            "W B  White, Black double (a stone with an axe)",
+            "[ ]  the last move",
         ]
     )
 
@@ -178,14 +180,14 @@ def test_uk2_a_placement_a_knights_move_from_three_stones_gets_an_axe():
     assert game.picture(state) == UK2.rstrip("\n")
     after = play(state, "E5")
     assert after["pieces"]["E5"] == "W"
-    assert "Last turn (White): placed E5, which became a double." in game.render_board(after, 0)
+    assert "Last move: White E5 (placed E5, which became a double)" in game.render_board(after, 0)
     assert "[W]" in game.picture(after)
 
 
 def test_uk2_two_stones_give_no_axe():
     after = play(setup(w="B3 C2", b="I9"), "E5")
     assert after["pieces"]["E5"] == "w"
-    assert "Last turn (White): placed E5." in game.render_board(after, 0)
+    assert "Last move: White E5 (placed E5)" in game.render_board(after, 0)
 
 
 def test_a_double_counts_as_one_stone_towards_an_axe():
@@ -205,7 +207,7 @@ def test_uk5_removal_of_the_corner_stone_wins():
     assert outcome.winners == (WHITE,)
     assert outcome.reason == "White's stones form a single group"
     assert game.to_move(after) is None
-    assert "Last turn (White): removed A1." in game.render_board(after, None)
+    assert "Last move: White rem (removed A1)" in game.render_board(after, None)
 
 
 def test_uk5_a_stone_with_a_friendly_neighbour_does_not_qualify():
@@ -250,7 +252,7 @@ def test_uk6_swap_hands_white_and_its_stone_to_player_2(board_101):
     assert "bob has swapped sides." in body
     assert "   1 White (alice): E3\n   2 Black (bob): swap" in body
     assert "It is alice's turn." in body
-    assert "Last turn (White): placed E3." in body
+    assert "Last move: White E3 (placed E3)" in body
     assert "The board has just been swapped" in harness.refused("uknight swap 101 alice secret")
     harness.ok("uknight move 101 alice secret C3")  # a knight's move from Black's D1
     assert "You can only swap after move number 1" in harness.refused(
@@ -290,7 +292,8 @@ def test_the_placement_that_reaches_the_threshold_starts_phase_2(size, threshold
     assert after["pieces"]["E5"] == "W" and after["phase"] == 2
     assert f"{threshold} axes are on the board: phase 2 begins" in game.render_board(after, 1)
     assert game.status_line(after) == (
-        f"Phase 2, axes {threshold} (White {threshold - 1}, Black 1); phase 2 began at {threshold}"
+        f"Phase 2 (began with {threshold} axes on the board), axes {threshold} "
+        f"(White {threshold - 1}, Black 1)"
     )
 
 
@@ -328,7 +331,7 @@ def test_a_moved_stone_counts_friends_after_the_move():
     # With only B3 and C2 besides the mover, the empty start cell does not make three.
     two = play(setup(phase=2, w="B3 C2 H7", b="I9"), "H7-E5")
     assert two["pieces"]["E5"] == "w"
-    assert "moved H7-E5." in game.render_board(two, None)
+    assert "moved H7-E5)" in game.render_board(two, None)
 
 
 def test_a_knight_move_never_captures():
@@ -411,7 +414,7 @@ def test_every_qualifying_stone_goes_at_once_doubles_included():
     state = setup(W="A1", w="I9 E5", b="B4 C4 D2 D3 F7 F8 G6 H6")
     after = play(state, "rem")
     assert on_board(after, "w") == ["E5"] and on_board(after, "W") == []
-    assert "Last turn (White): removed A1 and I9." in game.render_board(after, None)
+    assert "Last move: White rem (removed A1 and I9)" in game.render_board(after, None)
     assert game.outcome(after).winners == (WHITE,)
 
 
@@ -475,7 +478,7 @@ def test_two_full_passes_in_a_row_draw():
     state = setup(w="B1 I9", b="A2 E5")
     once = play(state, "pass")
     assert game.outcome(once) is None and once["passes"] == 1
-    assert "Last turn was a full pass (White)." in game.render_board(once, None)
+    assert "Last move: White passed (a full pass)" in game.render_board(once, None)
     reset = play(once, "D3", "pass")
     assert game.outcome(reset) is None
     drawn = play(once, "pass")
@@ -567,9 +570,9 @@ def test_board_shows_phase_and_axes_above_and_the_last_turn_below():
     after = play(state, "rem,E5-G8")
     text = game.render_board(after, None)
     lines = text.split("\n")
-    assert lines[0] == "Phase 2, axes 1 (White 0, Black 1); phase 2 began at 4"
-    assert lines[-1] == "Last turn (White): removed A1 and I9; then moved E5-G8."
-    assert "[w]" in text and "[.]" in text and text.count("[") == 2  # G8 and E5
+    assert lines[0] == "Phase 2 (began with 4 axes on the board), axes 1 (White 0, Black 1)"
+    assert lines[-1] == "Last move: White rem,E5-G8 (removed A1 and I9; then moved E5-G8)"
+    assert "[w]" in text and "[.]" in text and text.count("[") == 3  # G8, E5 and the legend's "[ ]"
     assert game.outcome(after).winners == (WHITE,)
 
 
@@ -582,7 +585,7 @@ def test_a_long_report_is_wrapped_to_the_line_width():
     }
     lines = game.report_lines(state)
     assert len(lines) > 1 and all(len(line) <= 76 for line in lines)
-    assert " ".join(lines).endswith("; then placed B2, which became a double.")
+    assert " ".join(lines).endswith("; then placed B2, which became a double)")
 
 
 def test_a_full_base_7_board_fits_76_columns():

@@ -31,7 +31,23 @@ def test_full_uknight_game_by_mail(project_env, tmp_path):
     body = new_board.get_content()
     assert "Options: -size=5" in body
     assert "Phase 1, axes 0 of 4 (White 0, Black 0)" in body
-    assert "  5   w   .   .   b   E" in body
+    # One text row per number line, labelled on both ends; letters above and below.
+    assert "\n".join([
+        " A B C D E F G H I",
+        "     9   . b . w .   9",
+        "    8   w . . . . b   8",
+        "   7   . . . . . . .   7",
+        "  6   b . . . . . . w   6",
+        " 5   . . . . . . . . .   5",
+        "  4   w . . . . . . b   4",
+        "   3   . . . . . . .   3",
+        "    2   b . . . . w   2",
+        "     1   . w . b .   1",
+        "          A B C D E F G H I",
+        "w b  White, Black stone",
+        "W B  White, Black double (a stone with an axe)",
+        "[ ]  the last move",
+    ]) in body
 
     move(env, "alice", "pass")
     [refusal] = inbox(home, seen)["alice@example.org"]
@@ -40,7 +56,7 @@ def test_full_uknight_game_by_mail(project_env, tmp_path):
     move(env, "alice", f"{OPENING}#1")
     got = inbox(home, seen)
     assert got["bob@example.org"][0]["Subject"] == "Uknight Board 101 bob"
-    assert "Last turn (White): placed A3." in got["bob@example.org"][0].get_content()
+    assert "Last move: White A3 (placed A3)" in got["bob@example.org"][0].get_content()
 
     send(env, "bob@example.org", "uknight swap 101 bob pw-bob #2")
     got = inbox(home, seen)
@@ -61,18 +77,18 @@ def test_full_uknight_game_by_mail(project_env, tmp_path):
         assert sorted(got) == ["alice@example.org", "bob@example.org"], (number, text)
         body = got[f"{mover}@example.org"][0].get_content()
         if text == "D7":
-            assert "Last turn (Black): placed D7, which became a double." in body
+            assert "Last move: Black D7 (placed D7, which became a double)" in body
             assert "Phase 1, axes 1 of 4 (White 0, Black 1)" in body
         if text == "pass":
-            assert "Last turn was a full pass (Black)." in body
+            assert "Last move: Black passed (a full pass)" in body
 
     for [mail] in got.values():
         assert mail["Subject"] == "Uknight Board 101"
         body = mail.get_content()
         assert "Game won by bob." in body
         assert "(White's stones form a single group)" in body
-        assert "Last turn (White): placed H5." in body
-        assert "  9   w   .   .  [w]  I" in body
+        assert "Last move: White H5 (placed H5)" in body
+        assert " 5   b w b b b . .[w].   5" in body, "H5 marked on the row labelled 5"
         assert "   1 White (alice): A3\n   2 Black (bob): swap" in body
         assert "  29 Black (alice): pass\n  30 White (bob): H5" in body
 

@@ -63,6 +63,11 @@ def either(words) -> str:
     return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " or " + words[-1]
 
 
+def cell_choices(cells) -> str:
+    """Cells to choose from, each in parentheses: "1,1, -1,0" would not say where a cell ends."""
+    return either(f"({cell_text(cell)})" for cell in cells)
+
+
 class Table:
     """The occupied cells of a state, indexed for look-ups."""
 
@@ -194,7 +199,7 @@ class KnightLine(BaseGame):
         table = Table(state)
         if self._is_setup_turn(table, seat):
             free = table.setup_cells()
-            choice = "put your stack on " + either(leading_cell_text(c) for c in free)
+            choice = "put your stack on " + cell_choices(free)
         else:
             choice = self._movable(table, seat)
         return (
@@ -321,7 +326,7 @@ class KnightLine(BaseGame):
         return NOTATION_HINT
 
     def _parse_setup(self, table, name, text, compact):
-        free = either(leading_cell_text(c) for c in table.setup_cells())
+        free = cell_choices(table.setup_cells())
         match = CELL_RE.fullmatch(compact)
         if match is None:
             raise MoveError(
@@ -358,7 +363,7 @@ class KnightLine(BaseGame):
             )
         reachable = table.destinations(source)
         where = (
-            f"from {cell_text(source)} you can move to {either(cell_text(c) for c in reachable)}"
+            f"from {cell_text(source)} you can move to {cell_choices(reachable)}"
             if reachable
             else f"the stack on {cell_text(source)} has no free knight's move now"
         )
@@ -403,13 +408,19 @@ class KnightLine(BaseGame):
     # -- display -------------------------------------------------------------------
 
     def board_lines(self, state) -> list[str]:
-        """The occupied area plus a margin of one cell, in panels of at most 16 columns."""
+        """The occupied area plus a margin of one cell, in panels of at most 16 columns.
+
+        The cells of the last move are drawn in brackets, "[W1]": a cell is right-aligned in
+        its 4 characters, so "[" takes the blank before it and "]" the blank that starts the
+        next cell (or the row label), and no cell moves.
+        """
         table = Table(state)
         symbols = {
             cell: f"{LETTERS[seat]}{height}" for cell, (seat, height) in table.stacks.items()
         }
         if table.grey is not None:
             symbols[table.grey] = GREY_LETTER
+        marked = self.last_cells(state)
         xs = [x for x, _ in symbols]
         ys = [y for _, y in symbols]
         columns = list(range(min(xs) - 1, max(xs) + 2))
@@ -423,10 +434,29 @@ class KnightLine(BaseGame):
             header = " " * 5 + "".join(f"{x:>4}" for x in chunk)
             lines.append(header)
             for y in range(max(ys) + 1, min(ys) - 2, -1):
-                cells = "".join(f"{symbols.get((x, y), '.'):>4}" for x in chunk)
-                lines.append(f"{y:>4} {cells}{y:>4}")
+                row = list(f"{y:>4} " + "".join(f"{symbols.get((x, y), '.'):>4}" for x in chunk))
+                row += list(f"{y:>4}")
+                for index, x in enumerate(chunk):
+                    if (x, y) in marked:
+                        text = symbols.get((x, y), ".")
+                        opening = 5 + 4 * index + 4 - len(text) - 1
+                        row[opening] = "|" if row[opening] == "]" else "["
+                        row[5 + 4 * index + 4] = "]"
+                lines.append("".join(row))
             lines.append(header)
         return lines
+
+    @staticmethod
+    def last_cells(state) -> set[tuple[int, int]]:
+        """The cells the last move named: FROM and TO, or the set-up cell."""
+        if state["last"] is None:
+            return set()
+        _mover, move = state["last"]
+        found = MOVE_RE.fullmatch(move)
+        if found:
+            return {KnightLine._cell(found, 1), KnightLine._cell(found, 4)}
+        found = CELL_RE.fullmatch(move)
+        return {KnightLine._cell(found, 1)} if found else set()
 
     def notes(self, state) -> list[str]:
         """Lines under the board: the grey tile's role, set-up or restriction, last move."""
@@ -434,12 +464,14 @@ class KnightLine(BaseGame):
         options = state["options"]
         players = state["players"]
         table = Table(state)
-        legend = ", ".join(f"{LETTERS[s]} {names[s]}" for s in range(players))
-        lines = [f"Stacks: {legend}; the number is the height."]
+        letters = " ".join(LETTERS[:players])
+        colours = ", ".join(names[:players])
+        lines = [f"{letters:<3}  {colours} stack; the number is its height"]
         if options["blocker"]:
-            lines.append("G: the grey tile; it blocks every line (-blocker).")
+            lines.append("G    the grey tile; it blocks every line (-blocker)")
         if options["wildcard"]:
-            lines.append("G: the grey tile; it counts as a stack of every player (-wildcard).")
+            lines.append("G    the grey tile; it counts as a stack of every player (-wildcard)")
+        lines.append("[ ]  the last move (from and to)")
         seat = self.to_move(state)
         if seat is not None and self._is_setup_turn(table, seat):
             lines.append(

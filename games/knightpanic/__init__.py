@@ -184,6 +184,42 @@ class KnightPanic(BaseGame):
             f"{' '.join(self.ranks(state, 2))}"
         )
 
+    def _doubling_hint(self, state, board, seat, match) -> str:
+        """How doubled coordinates work, with the move read as standard chess names
+        (docs/spec/games/knightpanic.md §1) and the legal moves of the knight it names."""
+        n = state["options"]["size"]
+        chess_files = " ".join(chr(ord("a") + i) for i in range(n))
+        chess_ranks = " ".join(str(i + 1) for i in range(n))
+        explanation = (
+            f"Coordinates are doubled: the chess files {chess_files} are "
+            f"{' '.join(self.files(state))} here and the chess ranks {chess_ranks} are "
+            f"{' '.join(self.ranks(state))}"
+        )
+        start = self._from_chess(board, n, match.group(1), match.group(2))
+        end = self._from_chess(board, n, match.group(3), match.group(4))
+        if start is None or end is None:
+            return explanation
+        written = f"{match.group(1)}{match.group(2)}-{match.group(3)}{match.group(4)}"
+        explanation += f", so chess {written} is {cell_name(*start)}-{cell_name(*end)} here"
+        level = board.highest.get(start)
+        if level is None or board.owner[(*start, level)] != seat:
+            return explanation
+        origin = (*start, level)
+        targets = [] if board.pinned(origin) else list(board.targets(origin))
+        if not targets:
+            return f"{explanation}; your knight on {cell_name(*start)} has no move now"
+        targets.sort(key=lambda t: ((t[0] - end[0]) ** 2 + (t[1] - end[1]) ** 2, t))
+        moves = ", ".join(f"{cell_name(*start)}-{cell_name(x, y)}" for x, y, _ in targets)
+        return f"{explanation}. Your knight on {cell_name(*start)} can play, nearest first: {moves}"
+
+    @staticmethod
+    def _from_chess(board, n, letter, number) -> tuple[int, int] | None:
+        """The cell a standard chess name (b1, c3) means on this board, or None."""
+        column, row = ord(letter) - ord("a"), int(number) - 1
+        if not (0 <= column < n and 0 <= row < n):
+            return None
+        return 2 * column, 2 * row
+
     def parse_move(self, state, seat, text):
         board = Pieces(state)
         match = MOVE_RE.fullmatch(text.strip().lower())
@@ -197,8 +233,11 @@ class KnightPanic(BaseGame):
                 f'Invalid move "{text}": write the knight\'s start and end cells as from-to, '
                 "e.g. a1-c5"
             )
-        start = self._coordinates(state, board, match.group(1), match.group(2))
-        end = self._coordinates(state, board, match.group(3), match.group(4))
+        try:
+            start = self._coordinates(state, board, match.group(1), match.group(2))
+            end = self._coordinates(state, board, match.group(3), match.group(4))
+        except MoveError as error:
+            raise MoveError(f"{error}. {self._doubling_hint(state, board, seat, match)}") from None
         canonical = f"{cell_name(*start)}-{cell_name(*end)}"
 
         def refuse(reason):
@@ -365,16 +404,95 @@ class KnightPanic(BaseGame):
         return list(range(1, min(highest + 1, highest_fillable_level(len(state["pieces"]))) + 1))
 
     def board_rows(self, state, level=1) -> list[tuple[str, str]]:
-        """(rank label, row of symbols) of one level from the top (Black's side) down."""
-        owner = {(x, y, k): seat for x, y, k, seat in state["pieces"]}
+        """(rank label, row) of one level from the top (Black's side) down.
+
+        A row is its cells with a separator before, between and after them: a blank, or a
+        bracket round a cell of the last move ("[o]", two side by side share a "|"), so no
+        mark moves a cell. A pinned knight is drawn in capitals (O, X).
+        """
+        board = Pieces(state)
+        marked = self.last_points(state)
         columns = self._coordinate_range(state, level)
         rows = []
         for y in reversed(columns):
-            cells = [
-                SYMBOLS[owner[(x, y, level)]] if (x, y, level) in owner else "." for x in columns
-            ]
-            rows.append((str(y + 1), " ".join(cells)))
+            points = [(x, y, level) for x in columns]
+            flags = [False] + [point in marked for point in points] + [False]
+            row = "".join(
+                _separator(flags[i], flags[i + 1]) + self._symbol(board, point)
+                for i, point in enumerate(points)
+            ) + _separator(flags[-2], False)
+            rows.append((str(y + 1), row))
         return rows
+
+    @staticmethod
+    def _symbol(board, point) -> str:
+        seat = board.owner.get(point)
+        if seat is None:
+            return "."
+        return SYMBOLS[seat].upper() if board.pinned(point) else SYMBOLS[seat]
+
+    @staticmethod
+    def last_points(state) -> set[tuple[int, int, int]]:
+        """The points the last move left and reached (docs/spec/games/knightpanic.md §5.2)."""
+        if not state["last"]:
+            return set()
+        match = MOVE_RE.fullmatch(state["last"])
+        start = (ord(match.group(1)) - 97, int(match.group(2)) - 1)
+        end = (ord(match.group(3)) - 97, int(match.group(4)) - 1)
+        board = Pieces(state)
+        # The knight that left start stood on what is now start's lowest empty point.
+        return {(*start, board.lowest_empty(*start)), (*end, board.highest[end])}
+
+    def stacked_rows(self, state, lower) -> list[tuple[str, str]]:
+        """(rank label, row) of levels lower and lower + 1 in one grid, from the top down.
+
+        docs/spec/games/knightpanic.md §8 (pbm note): every letter and number gets a column
+        and a row, so a raised point stands between the four points it rests on; its empty
+        points are blanks, those of the lower level dots. Brackets and capitals as in
+        board_rows.
+        """
+        board = Pieces(state)
+        marked = self.last_points(state)
+        coordinates = self._coordinate_range(state, lower)
+        span = range(coordinates[0], coordinates[-1] + 1)
+        rows = []
+        for y in reversed(span):
+            points = [(x, y, lower + x % 2 - (lower - 1) % 2) for x in span]
+            flags = [False] + [point in marked for point in points] + [False]
+            cells = [
+                self._symbol(board, point) if board.exists(*point) else " " for point in points
+            ]
+            cells = [
+                " " if text == "." and point[2] != lower else text
+                for text, point in zip(cells, points)
+            ]
+            row = "".join(
+                _separator(flags[i], flags[i + 1]) + cell for i, cell in enumerate(cells)
+            ) + _separator(flags[-2], False)
+            rows.append((str(y + 1), row))
+        return rows
+
+    def stacked_levels(self, state) -> list[int]:
+        """The lower level of each grid: 1 (levels 1 and 2), then 3 (3 and 4) when shown."""
+        return [level for level in self.levels_shown(state) if level % 2 == 1]
+
+    def stacked_title(self, state, lower) -> str:
+        if lower + 1 in self.levels_shown(state):
+            return f"levels {lower} and {lower + 1}:"
+        return f"level {lower}:"
+
+    def stacked_files(self, state, lower) -> str:
+        coordinates = self._coordinate_range(state, lower)
+        return " ".join(chr(ord("a") + x) for x in range(coordinates[0], coordinates[-1] + 1))
+
+    def last_mover(self, state) -> str:
+        return self.player_names[1 - state["to_move"]]
+
+
+def _separator(left_marked: bool, right_marked: bool) -> str:
+    if left_marked:
+        return "|" if right_marked else "]"
+    return "[" if right_marked else " "
 
 
 @hookimpl

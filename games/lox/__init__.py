@@ -21,7 +21,7 @@ from pbm.game import BaseGame, Flag, MoveError, Number
 RED, BLUE = 0, 1
 EMPTY = "."
 STONES = ("R", "B")
-CONTROL_MARKS = ("r", "b")
+CONTROL_MARKS = ("+", "-")  # not r/b: a mark must not look like a stone (R, B)
 MIN_SIZE, MAX_SIZE, DEFAULT_SIZE = 9, 19, 11
 MOVE_RE = re.compile(r"(x?)([a-z][0-9]+)")
 
@@ -342,20 +342,23 @@ class Lox(BaseGame):
 
     def legend(self, state, show_control: bool) -> list[str]:
         n = state["options"]["size"]
-        lines = ["R Red stone, B Blue stone, . empty cell"]
+        lines = ["R B  Red, Blue stone"]
         if show_control:
             lines.append(
-                "r, b: empty cell controlled by Red, by Blue (the other may not place there)"
+                f"{' '.join(CONTROL_MARKS)}  empty cell controlled by Red, Blue (the other may "
+                "not place there)"
             )
-        lines.append(
-            f"Red: top-bottom (rows 1 and {n}), Blue: left-right (columns a and {last_column(n)})"
-        )
+        lines += [
+            ".    empty cell",
+            "[ ]  the last move",
+            f"Red: top-bottom (rows 1 and {n}), Blue: left-right (columns a and {last_column(n)})",
+        ]
         if state["last"] is not None:
             seat, move = state["last"]
             if move == "pass":
                 lines.append(f"Last move: {self.player_names[seat]} passed (no legal move)")
             else:
-                lines.append(f"Last move: {self.player_names[seat]} {move} (in brackets)")
+                lines.append(f"Last move: {self.player_names[seat]} {move}")
         if state["to_move"] is not None:
             # The core names the user on move; after a swap this tells them their colour.
             lines.append(f"To move: {self.player_names[state['to_move']]}")

@@ -512,7 +512,10 @@ class Uknight(BaseGame):
         threshold = PHASE_TWO_AXES[position.board.size]
         if state["phase"] == 1:
             return f"Phase 1, axes {position.axes()} of {threshold} ({counts})"
-        return f"Phase 2, axes {position.axes()} ({counts}); phase 2 began at {threshold}"
+        return (
+            f"Phase 2 (began with {threshold} axes on the board), axes {position.axes()} "
+            f"({counts})"
+        )
 
     def picture(self, state) -> str:
         position = Position(state)
@@ -528,13 +531,15 @@ class Uknight(BaseGame):
             return []
         colour = COLOURS[last["seat"]]
         if last["text"] == "pass":
-            return [f"Last turn was a full pass ({colour})."]
+            return [f"Last move: {colour} passed (a full pass)"]
         deeds = []
         if last["removed"]:
             deeds.append(f"removed {self._listed(last['removed'])}")
         if last["kind"] is not None:
             deeds.append(self._deed(last))
-        lines = textwrap.wrap(f"Last turn ({colour}): {'; then '.join(deeds)}.", LINE_WIDTH)
+        lines = textwrap.wrap(
+            f"Last move: {colour} {last['text']} ({'; then '.join(deeds)})", LINE_WIDTH
+        )
         if last["phase_begins"]:
             lines.append(
                 f"{PHASE_TWO_AXES[state['options']['size']]} axes are on the board: phase 2 "
