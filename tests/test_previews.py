@@ -85,13 +85,15 @@ def test_a_finished_preview_names_the_winner_and_shows_no_clocks(harness):
         "   1 c1-e5      2 a7-c3\n"
         "\n"
         "\n"
-        "     a c e g\n"
-        "  7  . x x x  7\n"
-        "  5  . . o .  5\n"
-        "  3  . x . .  3\n"
-        "  1  o . o o  1\n"
-        "     a c e g\n"
-        "Last move: a7-c3\n"
+        "      a c e g\n"
+        "  7  [.]x x x   7\n"
+        "  5   . . o .   5\n"
+        "  3   .[x]. .   3\n"
+        "  1   o . o o   1\n"
+        "      a c e g\n"
+        "o x  White, Black knight\n"
+        "[ ]  the last move (from and to)\n"
+        "Last move: Black a7-c3\n"
     )
 
 
