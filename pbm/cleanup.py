@@ -137,7 +137,7 @@ def _nag(ctx, board, userid, text):
         **ctx.board_context(board, userid, title=title, full_moves=True, timing=True),
     )
     body = ctx.render("mail/nag.txt", text=text, summary=summary)
-    ctx.mail_user(userid, f"Nag: {board.title_name} {userid}", body, "nag")
+    ctx.mail_user(userid, f"Nag: {board.title_name} {userid}", body, "nag", board=board)
 
 
 def _archive(ctx, games, report):

@@ -47,7 +47,7 @@ def queue(ctx):
 
 def _queue_reply(ctx, board):
     body = ctx.render("mail/board.txt", **ctx.board_context(board, ctx.userid))
-    ctx.reply(ctx.board_subject(board), body, kind="board")
+    ctx.reply(ctx.board_subject(board), body, kind="board", board=board)
 
 
 def _submittable_seat(ctx, board, text, guard):
@@ -88,7 +88,7 @@ def submit(ctx):
         "mail/board.txt",
         **ctx.board_context(board, ctx.userid, title=title, position=position, events=[notice]),
     )
-    ctx.reply(title, body, kind="preview")
+    ctx.reply(title, body, kind="preview", board=board)
 
 
 @command(

@@ -1,7 +1,7 @@
 """All of pbm's SQL: the schema, its migrations, and every query the core runs, by concern.
 
 `Store` holds the connection and its transactions; `store.users`, `store.boards`,
-`store.votes`, `store.watching`, `store.ratings`, `store.limits` and `store.outbox`
+`store.votes`, `store.watching`, `store.ratings`, `store.limits`, `store.outbox` and `store.tokens`
 hold the queries of one concern each and hand out rows as the records of `records`.
 """
 
@@ -15,6 +15,7 @@ from .records import (
     QueuedRecord,
     RatingChangeRecord,
     RatingRecord,
+    ReplyTokenRecord,
     ResultRecord,
     ResultSeatRecord,
     SubmissionRecord,
@@ -32,6 +33,7 @@ __all__ = [
     "QueuedRecord",
     "RatingChangeRecord",
     "RatingRecord",
+    "ReplyTokenRecord",
     "ResultRecord",
     "ResultSeatRecord",
     "Store",

@@ -13,6 +13,7 @@ from .boards import Boards
 from .limits import Limits
 from .outbox import Outbox
 from .ratings import Ratings
+from .tokens import ReplyTokens
 from .users import Users
 from .votes import Votes
 from .watching import Watching
@@ -294,6 +295,18 @@ def m004_address_proofs(db):
     )
 
 
+@_core_step
+def m007_reply_tokens(db):
+    """Reply tokens (docs/spec/server.md §11.3): the row of each token's random id."""
+    db["reply_tokens"].create(
+        {"id": str, "game": str, "number": int, "userid": str, "move_number": int,
+         "created_at": str, "expires_at": str},
+        pk="id",
+        not_null={"game", "number", "userid", "move_number", "created_at", "expires_at"},
+    )
+    db["reply_tokens"].create_index(["expires_at"])
+
+
 class Store:
     """One connection to $PBM_HOME/pbm.db, its transactions, and one repository per concern."""
 
@@ -307,6 +320,7 @@ class Store:
         self.ratings = Ratings(self)
         self.limits = Limits(self)
         self.outbox = Outbox(self)
+        self.tokens = ReplyTokens(self)
 
     @property
     def db(self):
