@@ -134,7 +134,8 @@ def _nag(ctx, board, userid, text):
     title = f"Nag of {board.title_name}"
     summary = ctx.render(
         "mail/board.txt",
-        **ctx.board_context(board, userid, title=title, full_moves=True, timing=True),
+        **ctx.board_context(board, userid, title=title, full_moves=True, timing=True,
+                            next_steps=True),
     )
     body = ctx.render("mail/nag.txt", text=text, summary=summary)
     ctx.mail_user(userid, f"Nag: {board.title_name} {userid}", body, "nag", board=board)

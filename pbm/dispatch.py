@@ -614,7 +614,8 @@ class Context:
         for userid in board.audience():
             body = self.render(
                 "mail/board.txt",
-                **self.board_context(board, userid, events=board.events, title=title),
+                **self.board_context(board, userid, events=board.events, title=title,
+                                     next_steps=True),
             )
             addresses = self.store.users.addresses(userid)
             self.mail_user(userid, subject, body, kind, addresses, board=board)

@@ -241,3 +241,34 @@ def test_any_recipient_yields_no_token_or_a_well_formed_one(text):
     config = Config.load("/nonexistent-pbm-home")
     token = token_of_recipient(config, text)
     assert token is None or (TOKEN_RE.fullmatch(token) and f"+{token}@" in text.lower())
+
+
+def test_every_board_mail_says_what_to_do_next(players):
+    harness = players
+    harness.ok("knightpanic challenge alice bob", sender=ALICE)
+    to_alice = latest_reply_to(harness, ALICE).get_content()
+    to_bob = latest_reply_to(harness, BOB).get_content()
+    assert "You are White." in to_alice and "Please start the game alice." in to_alice
+    assert "You are Black." in to_bob and "Reply with" not in to_bob
+    example = re.search(r"Reply with your move, e\.g\. `([^`]+)`,\n"
+                        r"or send `knightpanic move 101 alice <password> \1#1`\.", to_alice)
+    assert example, to_alice
+    assert "secret" not in to_alice
+    # The example in the mail is a move that a reply of just that word plays.
+    assert send_reply(harness, latest_reply_to(harness, ALICE), ALICE, example.group(1)).ok
+    assert "Reply with your move" in latest_reply_to(harness, BOB).get_content()
+    assert send_reply(harness, latest_reply_to(harness, BOB), BOB, "propose").ok
+    to_alice = latest_reply_to(harness, ALICE).get_content()
+    assert "Reply `accept` or `reject` to the draw" in to_alice
+
+
+def test_a_submitted_move_gives_the_confirm_reply(players):
+    harness = players
+    harness.ok("knightpanic challenge alice bob", sender=ALICE)
+    result = harness.ok("knightpanic submit 101 alice secret a1-c5", sender=ALICE)
+    [(_, preview)] = result.queued
+    assert "Reply `confirm` to play it" in preview.body and preview.headers["Reply-To"]
+    preview_mail = harness.mails(ALICE)[-1]
+    assert send_reply(harness, preview_mail, ALICE, "confirm", "html").ok
+    position, _, _ = board_state(harness, "knightpanic", 101)
+    assert position.plies_made == 1
