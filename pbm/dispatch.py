@@ -569,13 +569,16 @@ class Context:
                                    headers=self.reply_headers(board, userid)))
 
     def reply_headers(self, board, userid) -> dict:
-        """Reply-To with a fresh token, for a player still playing on a running board."""
-        if board is None or userid is None or board.id is None or not board.active:
+        """References to the board's thread for this recipient; and Reply-To with a fresh
+        token, for a player still playing on a running board."""
+        if board is None or board.id is None:
             return {}
-        if not board.playing_seats_of(userid):
-            return {}
+        headers = {"References": self.thread_root(board, userid)}
+        if userid is None or not board.active or not board.playing_seats_of(userid):
+            return headers
         token = self.server.issue_token(board, userid, self.now)
-        return {"Reply-To": reply_address(self.config, token)}
+        headers["Reply-To"] = reply_address(self.config, token)
+        return headers
 
     def _mail_cap_reached(self, userid: str) -> bool:
         limit = self.config.number("limits.mails_per_user_per_day")
@@ -596,12 +599,22 @@ class Context:
             kw["title"] = f"Summary of {board.title_name}"
         return board_context(self, board, viewer, **kw)
 
-    def board_subject(self, board) -> str:
+    def board_subject(self, board, userid=None, new=False) -> str:
+        """The subject of a board mail to `userid` (docs/spec/server.md §5.3): the same for
+        the whole game, so a mail client threads it; pbmserv's, naming the player on move
+        and ending in ` **` after a comment, for a user who chose it."""
+        if userid is None or not self.store.users.pbmserv_subjects(userid):
+            return f"{board.title_name}: {' vs '.join(board.seat_userids)}"
         on_move = board.on_move_userid() if board.active else None
-        subject = board.title_name + (f" {on_move}" if on_move else "")
+        subject = ("New " if new else "") + board.title_name + (f" {on_move}" if on_move else "")
         return subject + (" **" if board.row.comment_text else "")
 
-    def announce(self, board, *, subject=None, title=None, spectator_to_sender=False,
+    def thread_root(self, board, userid) -> str:
+        """The Message-ID every mail about a board to one recipient refers to: one thread
+        per board and recipient in any mail client that reads References."""
+        return f"<{board.game.name}.{board.number}.{userid or 'spectator'}@{self.config.server_domain}>"
+
+    def announce(self, board, *, new=False, title=None, spectator_to_sender=False,
                  kind="board"):
         """Board mails to the audience, each in their own perspective, with this run's
         events (docs/spec/server.md §3.5.2); and the notifiers' mails when the game ended in this
@@ -609,7 +622,6 @@ class Context:
         if board.removed_event is not None:
             self._announce_removal(board)
             return
-        subject = subject or self.board_subject(board)
         recipients = []
         for userid in board.audience():
             body = self.render(
@@ -618,19 +630,22 @@ class Context:
                                      next_steps=True),
             )
             addresses = self.store.users.addresses(userid)
-            self.mail_user(userid, subject, body, kind, addresses, board=board)
+            # The sender's own board mail answers their command: it goes In-Reply-To it.
+            self.mail_user(userid, self.board_subject(board, userid, new), body, kind, addresses,
+                           board=board, reply=self.sender_is_among(addresses))
             recipients.extend(addresses)
         if spectator_to_sender and not self.sender_is_among(recipients):
             body = self.render(
                 "mail/board.txt", **self.board_context(board, None, events=board.events, title=title)
             )
-            self.reply(subject, body, kind="board")
+            self.reply(self.board_subject(board, None, new), body, kind="board")
         if board.finished_now:
             title = f"Notification of {board.title_name}"
             for userid in board.notifiers():
                 context = self.board_context(board, None, title=title)
                 context["comments"] = []
-                self.mail_user(userid, title, self.render("mail/board.txt", **context), "notify")
+                self.mail_user(userid, title, self.render("mail/board.txt", **context), "notify",
+                               board=board)
 
     def _announce_removal(self, board):
         game = board.game

@@ -47,7 +47,7 @@ def queue(ctx):
 
 def _queue_reply(ctx, board):
     body = ctx.render("mail/board.txt", **ctx.board_context(board, ctx.userid, next_steps=True))
-    ctx.reply(ctx.board_subject(board), body, kind="board", board=board)
+    ctx.reply(ctx.board_subject(board, ctx.userid), body, kind="board", board=board)
 
 
 def _submittable_seat(ctx, board, text, guard):

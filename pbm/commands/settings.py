@@ -1,5 +1,6 @@
-"""Per-user settings: challenge acceptance, limits and seeking (docs/spec/server.md §3.9), and
-vacations (docs/spec/server.md §9.4)."""
+"""Per-user settings: challenge acceptance, limits and seeking (docs/spec/server.md §3.9),
+vacations (docs/spec/server.md §9.4), and the subjects of board mails
+(docs/spec/server.md §5.3)."""
 
 import re
 
@@ -110,3 +111,25 @@ for _scope, _syntax in (("global", "vacation userid password [on|off]"),
     command(
         "vacation", _scope, _syntax, min_args=2, max_args=3, secrets=(1,), auth=(0, 1),
     )(_vacation)
+
+
+SUBJECT_STYLES = {
+    "fixed": "Your board mails keep one subject for the whole game, such as\n"
+             "\"KnightPanic Board 101: alice vs bob\", so that they thread together.",
+    "pbmserv": "Your board mails have pbmserv's subjects: they name the player on move and\n"
+               "end in \" **\" when the mail carries a comment.",
+}
+
+
+@command("subjects", "global", "subjects userid password [fixed|pbmserv]",
+         min_args=2, max_args=3, secrets=(1,), auth=(0, 1))
+def subjects(ctx):
+    """Chooses the subjects of your board mails: fixed (the default) or pbmserv's."""
+    ctx.authenticate(ctx.args[0], ctx.args[1])
+    if len(ctx.args) == 3:
+        style = ctx.args[2].lower()
+        if style not in SUBJECT_STYLES:
+            ctx.fail(f'Subjects are fixed or pbmserv, not "{ctx.args[2]}"')
+        ctx.store.users.set_pbmserv_subjects(ctx.userid, style == "pbmserv")
+    style = "pbmserv" if ctx.store.users.pbmserv_subjects(ctx.userid) else "fixed"
+    _settings_mail(ctx, f"Subjects for {ctx.userid}: {style}", SUBJECT_STYLES[style])

@@ -307,6 +307,17 @@ def m007_reply_tokens(db):
     db["reply_tokens"].create_index(["expires_at"])
 
 
+@_core_step
+def m008_mail_settings(db):
+    """Per-user mail settings: pbmserv's changing subjects (docs/spec/server.md §5.3)."""
+    db["mail_settings"].create(
+        {"userid": str, "pbmserv_subjects": int},
+        pk="userid",
+        foreign_keys=[("userid", "users", "userid")],
+        not_null={"pbmserv_subjects"},
+    )
+
+
 class Store:
     """One connection to $PBM_HOME/pbm.db, its transactions, and one repository per concern."""
 

@@ -120,3 +120,14 @@ class Users(Repository):
         return self._column(
             "SELECT DISTINCT userid FROM vacations WHERE ended_at IS NULL ORDER BY userid"
         )
+
+    def pbmserv_subjects(self, userid: str) -> bool:
+        return bool(self._value(
+            "SELECT pbmserv_subjects FROM mail_settings WHERE userid = ?", (userid,)))
+
+    def set_pbmserv_subjects(self, userid: str, on: bool):
+        self.conn.execute(
+            "INSERT INTO mail_settings (userid, pbmserv_subjects) VALUES (?, ?) "
+            "ON CONFLICT (userid) DO UPDATE SET pbmserv_subjects = excluded.pbmserv_subjects",
+            (userid, int(on)),
+        )
