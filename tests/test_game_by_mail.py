@@ -28,7 +28,7 @@ def test_full_game_by_mail(project_env, tmp_path, size):
     got = inbox(home, seen)
     for address in ("alice@example.org", "bob@example.org"):
         [mail] = got[address]
-        assert mail["Subject"] == "New KnightPanic Board 101 alice"
+        assert mail["Subject"] == "KnightPanic Board 101: alice vs bob"
 
     passwords = {"alice": "pw-alice", "bob": "pw-bob"}
     for ply, move in enumerate(MOVES, start=1):
@@ -49,10 +49,10 @@ def test_full_game_by_mail(project_env, tmp_path, size):
             body = mail.get_content()
             assert f"{mover} writes:\nply {ply}" in body
             if ply < len(MOVES):
-                assert mail["Subject"] == f"KnightPanic Board 101 {waiting} **"
+                assert mail["Subject"] == "KnightPanic Board 101: alice vs bob"
                 assert f"It is {waiting}'s turn." in body
             else:
-                assert mail["Subject"] == "KnightPanic Board 101 **"
+                assert mail["Subject"] == "KnightPanic Board 101: alice vs bob"
                 assert "Game won by alice." in body
                 assert "(Black's knight on g7 cannot move)" in body
                 assert "   9 e1-c5" in body and "   1 c1-a5      2 a7-c3" in body

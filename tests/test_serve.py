@@ -62,8 +62,8 @@ def test_moves_over_smtp_are_answered(service):
         client.send_message(command("knightpanic move 101 alice secret c1-e5", body="over SMTP"))
     mails = outbox(home)[before:]
     subjects = sorted(m["Subject"] for m in mails)
-    assert subjects == ["KnightPanic Board 101 bob **", "KnightPanic Board 101 bob **",
-                        "New KnightPanic Board 101 alice **", "New KnightPanic Board 101 alice **"]
+    assert subjects == ["KnightPanic Board 101: alice vs bob", "KnightPanic Board 101: alice vs bob",
+                        "KnightPanic Board 101: alice vs bob", "KnightPanic Board 101: alice vs bob"]
     assert "alice writes:\nover SMTP" in mails[-1].get_content()
 
 
