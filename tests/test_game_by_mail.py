@@ -73,3 +73,7 @@ def test_the_demo_plays_to_the_win(tmp_path, project_env):
     output = result.stdout.decode()
     assert "Game won by alice." in output
     assert "wonderland" not in output and "builder1" not in output
+    # Every move is a reply: no move command is sent, each reply goes to a +token address.
+    assert "knightpanic move" not in output.replace("knightpanic move 101 alice <password>", "")
+    assert output.count("replies to pbm+") == 9
+    assert "bob writes:\n    Your a7 knight looks lonely." in output
