@@ -133,3 +133,20 @@ def subjects(ctx):
         ctx.store.users.set_pbmserv_subjects(ctx.userid, style == "pbmserv")
     style = "pbmserv" if ctx.store.users.pbmserv_subjects(ctx.userid) else "fixed"
     _settings_mail(ctx, f"Subjects for {ctx.userid}: {style}", SUBJECT_STYLES[style])
+
+
+@command("digest", "global", "digest userid password [on|off]",
+         min_args=2, max_args=3, secrets=(1,), auth=(0, 1))
+def digest(ctx):
+    """Turns the daily digest of the boards where you are on move on or off, or shows it."""
+    ctx.authenticate(ctx.args[0], ctx.args[1])
+    if len(ctx.args) == 3:
+        word = ctx.args[2].lower()
+        if word not in ("on", "off"):
+            ctx.syntax_error()
+        ctx.store.users.set_digest(ctx.userid, word == "on")
+    on = ctx.store.users.digest(ctx.userid)
+    text = ("Once a day you get a digest of the boards where you are on move, each with\n"
+            "the address a reply with your move goes to." if on
+            else "You get no daily digest.")
+    _settings_mail(ctx, f"Digest {'on' if on else 'off'} for {ctx.userid}", text)

@@ -309,12 +309,14 @@ def m007_reply_tokens(db):
 
 @_core_step
 def m008_mail_settings(db):
-    """Per-user mail settings: pbmserv's changing subjects (docs/spec/server.md §5.3)."""
+    """Per-user mail settings: pbmserv's changing subjects (docs/spec/server.md §5.3) and
+    the daily digest (docs/spec/server.md §11.4) with the time of the last one sent."""
     db["mail_settings"].create(
-        {"userid": str, "pbmserv_subjects": int},
+        {"userid": str, "pbmserv_subjects": int, "digest": int, "digest_sent_at": str},
         pk="userid",
         foreign_keys=[("userid", "users", "userid")],
-        not_null={"pbmserv_subjects"},
+        not_null={"pbmserv_subjects", "digest"},
+        defaults={"pbmserv_subjects": 0, "digest": 0},
     )
 
 
