@@ -272,3 +272,24 @@ def test_a_submitted_move_gives_the_confirm_reply(players):
     assert send_reply(harness, preview_mail, ALICE, "confirm", "html").ok
     position, _, _ = board_state(harness, "knightpanic", 101)
     assert position.plies_made == 1
+
+
+BOARD_COMMANDS = {"move", "queue", "confirm", "chat"}
+
+
+@given(st.text(min_size=1, max_size=200).filter(lambda t: t.split()))
+def test_any_reply_line_becomes_a_board_command_of_the_tokens_user_and_board(line):
+    """Whatever the first line says, it parses (if at all) as one of the board commands, on
+    the token's board, for the token's user: never another board, user or account command."""
+    import games.knightpanic
+    from pbm.grammar import GrammarError, parse
+    from pbm.replies import TOKEN_PASSWORD, token_command
+
+    games_by_name = {"knightpanic": games.knightpanic.KnightPanic()}
+    text, _ = token_command("knightpanic", 101, "alice", line)
+    try:
+        parsed = parse(text, games_by_name)
+    except GrammarError:
+        return
+    assert parsed.game.name == "knightpanic" and parsed.spec.word in BOARD_COMMANDS
+    assert parsed.args[:3] == ["101", "alice", TOKEN_PASSWORD]
