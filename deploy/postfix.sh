@@ -4,6 +4,6 @@ set -eu
 cat /srv/pbm/deploy/master.cf >> /etc/postfix/master.cf
 cat /srv/pbm/deploy/transport >> /etc/postfix/transport
 postmap /etc/postfix/transport
-postconf -e "transport_maps = hash:/etc/postfix/transport" \
+postconf -e "transport_maps = hash:/etc/postfix/transport" "recipient_delimiter = +" \
     "mydestination = $(postconf -h mydestination), games.example.org"
 postfix reload

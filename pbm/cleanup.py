@@ -7,10 +7,13 @@ from datetime import timedelta
 from .boards import VOTE_NAMES, Board
 from .clock import DAY, parse_stamp, show_time, stamp
 from .mailout import flush
+from .replies import reply_address
+from .summary import next_lines, state_line
 from .vacations import allowance_seconds, vacation_body, vacation_state
 
 log = logging.getLogger("pbm.cleanup")
 INBOX_KEEP = timedelta(days=30)
+DIGEST_EVERY = DAY - timedelta(minutes=30)  # a daily cron run a little early still sends
 
 
 def run_cleanup(server, games=None, mode="full", dry_run=False) -> list[str]:
@@ -27,6 +30,7 @@ def run_cleanup(server, games=None, mode="full", dry_run=False) -> list[str]:
         _in_transaction(
             server, dry_run, lambda ctx: _end_used_up_vacations(ctx, report), report, "vacations"
         )
+        _in_transaction(server, dry_run, lambda ctx: _digests(ctx, report), report, "digests")
         _in_transaction(server, dry_run, lambda ctx: _prune(ctx, report), report, "pruning")
     if not dry_run:
         # `pbm status` reports when cleanup last ran.
@@ -139,10 +143,11 @@ def _nag(ctx, board, userid, text):
     title = f"Nag of {board.title_name}"
     summary = ctx.render(
         "mail/board.txt",
-        **ctx.board_context(board, userid, title=title, full_moves=True, timing=True),
+        **ctx.board_context(board, userid, title=title, full_moves=True, timing=True,
+                            next_steps=True),
     )
     body = ctx.render("mail/nag.txt", text=text, summary=summary)
-    ctx.mail_user(userid, f"Nag: {board.title_name} {userid}", body, "nag")
+    ctx.mail_user(userid, f"Nag: {board.title_name} {userid}", body, "nag", board=board)
 
 
 def _archive(ctx, games, report):
@@ -170,7 +175,31 @@ def _end_used_up_vacations(ctx, report):
         report.append(f"vacation of {userid} ended: allowance used up")
 
 
+def _digests(ctx, report):
+    """docs/spec/server.md §11.4: once a day, to each user with the digest on, the boards
+    where they are on move, each with its own reply address."""
+    for userid in ctx.store.users.digest_due(stamp(ctx.now - DIGEST_EVERY)):
+        entries = []
+        for row in ctx.store.boards.active_of_user(userid):
+            board = Board(ctx, row)
+            if board.on_move_userid() != userid:
+                continue
+            token = ctx.server.issue_token(board, userid, ctx.now)
+            entries.append({"subject": ctx.board_subject(board, userid),
+                            "state": state_line(board, board.position, None),
+                            "moves": board.position.plies_made,
+                            "last_move_at": show_time(row.last_move_at),
+                            "reply_to": reply_address(ctx.config, token),
+                            "next": next_lines(board, userid)})
+        ctx.store.users.set_digest_sent(userid, stamp(ctx.now))
+        if entries:
+            body = ctx.render("mail/digest.txt", userid=userid, entries=entries)
+            ctx.mail_user(userid, f"PBM digest for {userid}", body, "digest")
+            report.append(f"digest to {userid}: {len(entries)} boards")
+
+
 def _prune(ctx, report):
+    ctx.store.tokens.delete_expired(stamp(ctx.now))
     pruned = ctx.store.limits.prune_inbox(stamp(ctx.now - INBOX_KEEP))
     if pruned:
         report.append(f"{pruned} old inbox keys pruned")

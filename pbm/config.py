@@ -2,6 +2,7 @@
 
 import configparser
 import os
+import secrets
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -123,6 +124,23 @@ class Config:
     @property
     def outbox_dir(self) -> Path:
         return self.home / "outbox"
+
+    @property
+    def secret_key(self) -> bytes:
+        """The key of the server's HMACs (reply tokens), made on first use when `pbm init`
+        did not make it; two processes making it at once agree on the first one written."""
+        path = self.home / "secret.key"
+        try:
+            return path.read_bytes()
+        except FileNotFoundError:
+            pass
+        try:
+            descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        except FileExistsError:
+            return path.read_bytes()
+        with os.fdopen(descriptor, "wb") as handle:
+            handle.write(secrets.token_bytes(32))
+        return path.read_bytes()
 
     @property
     def server_domain(self) -> str:

@@ -15,6 +15,8 @@ from .boards import Board
 from .clock import DAY, now, parse_stamp, show_time, stamp
 from .grammar import GrammarError, mask_unparsed, normalize, parse, with_suggestion
 from .mailout import Mail, deliver, queue
+from .replies import LIFETIME as TOKEN_LIFETIME, Grant, mac_matches, new_token, reply_address
+from .replies import split_token, token_command
 from .request import Request, Result
 from .plugins import GameCatalog, get_migration_sets, registered_game
 from .ratings import rating_lines
@@ -120,13 +122,20 @@ class Server:
         """Run one request; `early` is an EarlyCheck of its password already under way."""
         if request.key and self.store.limits.inbox_seen(request.key):
             return self._duplicate(request)
+        grant, text = None, request.text
+        if request.token is not None:
+            grant, text, problem = self._token_command(request)
+            if problem is not None:
+                return self.refuse_message(request, problem)
+            request = replace(request, body=self._token_body(request, text))
+            text = text[0]
         try:
-            parsed, grammar_error = parse(request.text, self.games, self._timeouts()), None
+            parsed, grammar_error = parse(text, self.games, self._timeouts()), None
         except GrammarError as error:
             parsed, grammar_error = None, error
         if parsed is not None and parsed.spec.batch:
             return self._run_batch(request, parsed)
-        checks = self._verify_passwords(request, parsed, early) if parsed else {}
+        checks = self._verify_passwords(request, parsed, early) if parsed and not grant else {}
 
         def work(ctx):
             if grammar_error is not None:
@@ -135,7 +144,7 @@ class Server:
                 ctx.run()
 
         try:
-            return self._transaction(request, parsed, checks, work)
+            return self._transaction(request, parsed, checks, work, grant)
         except Exception as error:
             if is_transient(error):
                 raise
@@ -148,11 +157,51 @@ class Server:
             return self.refuse_message(request, operator_only_message(parsed.spec))
         return parsed.spec.handler(Context(self, request, parsed, {}))
 
+    def _token_command(self, request):
+        """(grant, (command text, body prefix), None) for a reply to a valid token, else
+        (None, None, what is wrong) (docs/spec/server.md §11.3)."""
+        token_id, _ = split_token(request.token)
+        row = self.store.tokens.get(token_id)
+        if row is None or not mac_matches(self.config.secret_key, request.token, row):
+            return None, None, ("This reply address is not valid. Reply to the latest mail "
+                                "about your board, or send the command with your password.")
+        if not self.sender_is_registered(row.userid, request.sender):
+            return None, None, ("This reply address works only from the addresses of the "
+                                "player it was sent to; send the command with your password.")
+        board = self.store.boards.get(row.game, row.number)
+        if board is None or board.status != "active" or parse_stamp(row.expires_at) <= now():
+            return None, None, ("This reply address has expired (the game has ended, or 30 "
+                                "days have passed); send the command with your password.")
+        if not request.text:
+            return None, None, ("Your reply is empty: write your move (or pass, resign, "
+                                "accept, reject, confirm, queue <move>, chat <text>) on the "
+                                "first line of your reply.")
+        grant = Grant(row.game, row.number, row.userid, row.move_number)
+        return grant, token_command(row.game, row.number, row.userid, request.text), None
+
+    @staticmethod
+    def _token_body(request, text) -> str:
+        prefix = text[1]
+        return f"{prefix}\n{request.body}".strip("\n") if prefix else request.body
+
+    def sender_is_registered(self, userid: str, sender: str | None) -> bool:
+        addresses = {a.lower() for a in self.store.users.addresses(userid)}
+        return bool(sender) and sender.lower() in addresses
+
+    def issue_token(self, board, userid: str, moment) -> str:
+        """A new reply token for one recipient of one mail about a running board."""
+        move_number = board.position.move_number
+        token_id, token = new_token(self.config.secret_key, board.game.name, board.number,
+                                    userid, move_number)
+        self.store.tokens.add(token_id, board.game.name, board.number, userid, move_number,
+                              stamp(moment), stamp(moment + TOKEN_LIFETIME))
+        return token
+
     def refuse_message(self, request: Request, message: str) -> Result:
         """Answer a message we will not run (too large, too many lines) with an error, once."""
         return self._transaction(request, None, {}, lambda ctx: ctx.answer_error(message))
 
-    def _transaction(self, request, parsed, checks, work) -> Result:
+    def _transaction(self, request, parsed, checks, work, grant=None) -> Result:
         """One request: inbox key, rate limit, the command and its mail, committed together;
         then the mail is delivered."""
         with self.store.write():
@@ -160,7 +209,7 @@ class Server:
                 if self.store.limits.inbox_seen(request.key):
                     return Result(ok=True, duplicate=True)
                 self.store.limits.inbox_add(request.key, stamp(now()))
-            ctx = Context(self, request, parsed, checks)
+            ctx = Context(self, request, parsed, checks, grant)
             if not self._over_rate_limit(ctx):
                 work(ctx)
             result = self.queue_mails(ctx)
@@ -332,8 +381,9 @@ def masked_request(request: Request, secrets) -> Request:
 class Context:
     """What a command function works with: the request, the store, the mails it sends."""
 
-    def __init__(self, server: Server, request: Request, parsed, checks: dict):
+    def __init__(self, server: Server, request: Request, parsed, checks: dict, grant=None):
         self.server = server
+        self.grant = grant  # a reply token's: stands for the password of its user and board
         self.store = server.store
         self.config = server.config
         self.parsed = parsed
@@ -368,6 +418,8 @@ class Context:
             with self.store.savepoint():
                 if self.spec.operator_only and not self.request.operator:
                     self.abort(operator_only_message(self.spec))
+                if self.grant is not None:
+                    self._check_grant_is_current()
                 if self.spec.before_auth is not None:
                     self.spec.before_auth(self)
                 pair = self.parsed.auth_pair()
@@ -484,8 +536,26 @@ class Context:
 
     # -- authentication and lookups ---------------------------------------------------
 
+    def _check_grant_is_current(self):
+        """A reply answers the board as it was mailed: after another move it is refused
+        with the current board, as a stale `#n` guard is. Chat changes nothing and goes on."""
+        if self.spec.word == "chat":
+            return
+        board = self.load_board(self.grant.number)
+        error = board.guard_error(self.request.text, str(self.grant.move_number))
+        if error:
+            self.abort(error + "; your reply answered an earlier mail", board)
+
     def authenticate(self, userid: str, password: str):
         userid = userid.lower()
+        if self.grant is not None:
+            # The command was built from the token (replies.token_command), so it names the
+            # token's own user and board; the check is kept against any other use.
+            user = self.store.users.get(userid)
+            if userid != self.grant.userid or user is None or user.status != "active":
+                self.abort("This reply address is not valid for this command")
+            self.userid = userid
+            return user
         lock = login_lock(self.store, self.config, userid, self.sender_key, self.now)
         if lock is not None:
             again, whole_account = lock
@@ -548,21 +618,39 @@ class Context:
     def render(self, template: str, **values) -> str:
         return self.server.render(template, **values)
 
-    def reply(self, subject: str, body: str, kind: str = "reply"):
-        """A direct answer to whoever sent the command."""
+    def reply(self, subject: str, body: str, kind: str = "reply", board=None):
+        """A direct answer to whoever sent the command; about `board`, it can be answered
+        by a reply (docs/spec/server.md §11.3)."""
         to = [self.request.sender] if self.request.sender else []
-        self.mails.append(Mail(kind, subject, body, to, reply=True, to_sender=True))
+        headers = self.reply_headers(board, self.userid) if to else {}
+        self.mails.append(Mail(kind, subject, body, to, reply=True, to_sender=True,
+                               headers=headers))
 
     def mail_user(self, userid: str, subject: str, body: str, kind: str, addresses=None,
-                  reply=False, wrap=True):
+                  reply=False, wrap=True, board=None):
+        """A mail to a user's addresses; about `board`, one they play on, it can be answered
+        by a reply (docs/spec/server.md §11.3)."""
         addresses = addresses if addresses is not None else self.store.users.addresses(userid)
         if kind in CAPPED_KINDS and self._mail_cap_reached(userid):
             log.warning("mail cap: %s mail to %s not sent", kind, userid)
             return
         if addresses:
             self.mails.append(
-                Mail(kind, subject, body, list(addresses), userid=userid, reply=reply, wrap=wrap)
+                Mail(kind, subject, body, list(addresses), userid=userid, reply=reply, wrap=wrap,
+                     headers=self.reply_headers(board, userid))
             )
+
+    def reply_headers(self, board, userid) -> dict:
+        """References to the board's thread for this recipient; and Reply-To with a fresh
+        token, for a player still playing on a running board."""
+        if board is None or board.id is None:
+            return {}
+        headers = {"References": self.thread_root(board, userid)}
+        if userid is None or not board.active or not board.playing_seats_of(userid):
+            return headers
+        token = self.server.issue_token(board, userid, self.now)
+        headers["Reply-To"] = reply_address(self.config, token)
+        return headers
 
     def _mail_cap_reached(self, userid: str) -> bool:
         limit = self.config.number("limits.mails_per_user_per_day")
@@ -583,12 +671,22 @@ class Context:
             kw["title"] = f"Summary of {board.title_name}"
         return board_context(self, board, viewer, **kw)
 
-    def board_subject(self, board) -> str:
+    def board_subject(self, board, userid=None, new=False) -> str:
+        """The subject of a board mail to `userid` (docs/spec/server.md §5.3): the same for
+        the whole game, so a mail client threads it; pbmserv's, naming the player on move
+        and ending in ` **` after a comment, for a user who chose it."""
+        if userid is None or not self.store.users.pbmserv_subjects(userid):
+            return f"{board.title_name}: {' vs '.join(board.seat_userids)}"
         on_move = board.on_move_userid() if board.active else None
-        subject = board.title_name + (f" {on_move}" if on_move else "")
+        subject = ("New " if new else "") + board.title_name + (f" {on_move}" if on_move else "")
         return subject + (" **" if board.row.comment_text else "")
 
-    def announce(self, board, *, subject=None, title=None, spectator_to_sender=False,
+    def thread_root(self, board, userid) -> str:
+        """The Message-ID every mail about a board to one recipient refers to: one thread
+        per board and recipient in any mail client that reads References."""
+        return f"<{board.game.name}.{board.number}.{userid or 'spectator'}@{self.config.server_domain}>"
+
+    def announce(self, board, *, new=False, title=None, spectator_to_sender=False,
                  kind="board"):
         """Board mails to the audience, each in their own perspective, with this run's
         events (docs/spec/server.md §3.5.2); and the notifiers' mails when the game ended in this
@@ -596,27 +694,30 @@ class Context:
         if board.removed_event is not None:
             self._announce_removal(board)
             return
-        subject = subject or self.board_subject(board)
         recipients = []
         for userid in board.audience():
             body = self.render(
                 "mail/board.txt",
-                **self.board_context(board, userid, events=board.events, title=title),
+                **self.board_context(board, userid, events=board.events, title=title,
+                                     next_steps=True),
             )
             addresses = self.store.users.addresses(userid)
-            self.mail_user(userid, subject, body, kind, addresses)
+            # The sender's own board mail answers their command: it goes In-Reply-To it.
+            self.mail_user(userid, self.board_subject(board, userid, new), body, kind, addresses,
+                           board=board, reply=self.sender_is_among(addresses))
             recipients.extend(addresses)
         if spectator_to_sender and not self.sender_is_among(recipients):
             body = self.render(
                 "mail/board.txt", **self.board_context(board, None, events=board.events, title=title)
             )
-            self.reply(subject, body, kind="board")
+            self.reply(self.board_subject(board, None, new), body, kind="board")
         if board.finished_now:
             title = f"Notification of {board.title_name}"
             for userid in board.notifiers():
                 context = self.board_context(board, None, title=title)
                 context["comments"] = []
-                self.mail_user(userid, title, self.render("mail/board.txt", **context), "notify")
+                self.mail_user(userid, title, self.render("mail/board.txt", **context), "notify",
+                               board=board)
 
     def _announce_removal(self, board):
         game = board.game

@@ -32,7 +32,7 @@ COMMAND_VOCABULARY = frozenset(
     """help signup add change signoff delete list message broadcast multiple all vacation cleanup
     standings ratings history games show showas replay challenge move board mvoe pass swap resign
     propose undo accept reject queue qmove qboard moveq boardq submit confirm preview chat
-    subscribe unsubscribe notify limit seek invite decline digest html export forgot reset""".split()
+    subscribe unsubscribe notify limit seek invite decline digest html export forgot reset subjects""".split()
 )
 RESERVED_WORDS = COMMAND_VOCABULARY | frozenset(
     "all active inactive next archived tournament standard board new on off none cancel inf".split()

@@ -68,19 +68,22 @@ class OpenPerMail:
 
 
 def process_message(raw: bytes, size: int, envelope_sender: str | None, pipeline=None,
-                    config: Config | None = None, home=None) -> Outcome:
+                    config: Config | None = None, home=None, envelope_recipients=None) -> Outcome:
     """Read one mail and run it. `pipeline` runs the request (default: open the server for
-    this mail); `config` is loaded from `home` when not given."""
+    this mail); `config` is loaded from `home` when not given. `envelope_recipients` are the
+    addresses the MTA delivered it to, where a reply token is read from."""
     home = config.home if config is not None else resolve_home(home)
     try:
         if config is None:
             config = Config.load(home)
-        request, refusal = read_message(config, raw, size, envelope_sender)
+        request, refusal = read_message(config, raw, size, envelope_sender, envelope_recipients)
         if request is None:
             return Outcome(consumed=True)
         pipeline = pipeline or OpenPerMail(config)
         with handling_mail(home):
-            early = pipeline.early_check(config, request) if refusal is None else None
+            early = None
+            if refusal is None and request.token is None:
+                early = pipeline.early_check(config, request)
             return Outcome(consumed=True, result=pipeline.run(request, refusal, early))
     except Exception as error:
         cause = curable_cause(error, home)
@@ -165,7 +168,11 @@ def main() -> int:
     usable = Config.load(home, strict=False)  # a bad pbm.ini is process_message's to report
     setup_logging(usable)
     raw, size = read_limited(sys.stdin.buffer, usable.number("limits.max_message_bytes"))
-    outcome = process_message(raw, size, os.environ.get("SENDER"), home=home)
+    # Postfix's pipe(8) and local(8) give the address the mail came to, with its +token.
+    recipients = [os.environ[name] for name in ("ORIGINAL_RECIPIENT", "RECIPIENT")
+                  if os.environ.get(name)]
+    outcome = process_message(raw, size, os.environ.get("SENDER"), home=home,
+                              envelope_recipients=recipients)
     if outcome.consumed:
         return os.EX_OK
     # The MTA shows this in its log and in the deferral reason.

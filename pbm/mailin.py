@@ -98,6 +98,25 @@ def strip_body(text: str) -> list[str]:
     return kept
 
 
+def reply_lines(text: str) -> list[str]:
+    """The sender's own words of a reply: above the quote, or, for a client that answers
+    below it, after the last quoted line."""
+    lines = strip_body(text)
+    if lines:
+        return lines
+    flat = CONTROL_RE.sub("", text.replace("\r\n", "\n").replace("\r", "\n")).split("\n")
+    quoted = [i for i, line in enumerate(flat) if line.strip().startswith(">")]
+    return strip_body("\n".join(flat[quoted[-1] + 1:])) if quoted else []
+
+
+def normalize_reply_line(line: str) -> str:
+    """A reply's command line as the grammar reads a Subject: one line, printable, and the
+    backquotes of our example (`c7-e3`) dropped, for those who copy them."""
+    from .grammar import normalize
+
+    return normalize(line).replace("`", "").strip()
+
+
 def comment_from(lines: list[str]) -> str:
     text = "\n".join(lines[:MAX_COMMENT_LINES])
     if len(lines) > MAX_COMMENT_LINES or len(text) > MAX_COMMENT_CHARS:
@@ -217,9 +236,31 @@ def parse_bounded(raw: bytes, headers_only: bool):
     return BytesHeaderParser(policy=policy.default).parsebytes(answer_headers(raw)), problem
 
 
-def read_message(config, raw: bytes, size: int, envelope_sender: str | None):
+def reply_token(config, message, envelope_recipients) -> str | None:
+    """The reply token of the address the mail was delivered to: the envelope recipients
+    (the pipe's $ORIGINAL_RECIPIENT or $RECIPIENT, `pbm serve`'s RCPT TO), else the
+    Delivered-To headers the MTA added."""
+    from .replies import token_of_recipient
+
+    candidates = list(envelope_recipients or [])
+    if not candidates:
+        try:
+            candidates = [str(v) for v in message.get_all("Delivered-To") or []]
+        except Exception:  # a header too broken to decode names no recipient
+            candidates = []
+    for recipient in candidates[:10]:
+        token = token_of_recipient(config, recipient)
+        if token is not None:
+            return token
+    return None
+
+
+def read_message(config, raw: bytes, size: int, envelope_sender: str | None,
+                 envelope_recipients=None):
     """(request, refusal) for one message: (None, None) when it must get no answer, a
-    refusal text when it is answered without running (too large, beyond reading)."""
+    refusal text when it is answered without running (too large, beyond reading). A mail
+    to a reply address (docs/spec/server.md §11.3) carries its command in the body's first
+    line; its Subject is ignored."""
     limit = config.number("limits.max_message_bytes")
     too_large = size > limit
     message, problem = parse_bounded(raw, headers_only=too_large)
@@ -245,6 +286,15 @@ def read_message(config, raw: bytes, size: int, envelope_sender: str | None):
             log.info("could not read a mail: %s", problem)
             refusal = f"Could not read your mail: {problem}; nothing was done"
         return Request(text=subject, sender=sender, key=key, message_id=message_id), refusal
+    token = reply_token(config, message, envelope_recipients)
+    if token is not None:
+        lines = reply_lines(body_text(message))
+        first = normalize_reply_line(lines[0]) if lines else ""
+        rest = lines[1:]
+        while rest and not rest[0].strip():
+            rest.pop(0)
+        return Request(text=first, body=comment_from(rest), sender=sender, key=key,
+                       message_id=message_id, body_lines=lines, token=token), None
     return build_request(subject, body_text(message), sender, key, message_id), None
 
 

@@ -12,6 +12,7 @@ class Request:
     key: str | None = None  # inbox key against duplicates
     message_id: str | None = None
     body_lines: list[str] = field(default_factory=list)  # the stripped body, for quoting
+    token: str | None = None  # a reply token (replies.py): `text` is then the reply's first line
 
     @property
     def operator(self) -> bool:

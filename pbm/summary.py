@@ -173,11 +173,53 @@ def personal_lines(board, viewer) -> list[str]:
     return lines
 
 
+EXAMPLE_SCAN = 50  # legal moves looked at for an example, however many a game has
+
+
+def example_move(game, position, seat) -> str | None:
+    """A legal move to show as the example of a reply: the first in sorted order of some."""
+    moves = []
+    for move in game.legal_moves(position.state, seat):
+        moves.append(move)
+        if len(moves) >= EXAMPLE_SCAN:
+            break
+    return min(moves) if moves else game.forced_move(position.state)
+
+
+def next_lines(board, viewer) -> list[str]:
+    """What a player is asked to do next (docs/spec/server.md §11.3): their side, and when
+    it is theirs to act the reply that does it and the full command to fall back on (with
+    the password as a placeholder: it is never shown)."""
+    if viewer is None or not board.active:
+        return []
+    seats = board.playing_seats_of(viewer)
+    if not seats:
+        return []
+    game, position = board.game, board.position
+    sides = _join_names([game.player_names[s] for s in seats])
+    lines = [f"You are {sides}."]
+    command = f"{game.name} move {board.number} {viewer} <password>"
+    pending = board.vote()
+    if pending is not None and not set(seats) <= set(pending.accepted):
+        what = "draw" if pending.kind == "draw" else "undo"
+        lines.append(f"Reply `accept` or `reject` to the {what},")
+        lines.append(f"or send `{command} accept` (or reject).")
+        return lines
+    on_move = position.to_move()
+    if on_move in seats:
+        example = example_move(game, position, on_move) or "pass"
+        guard = f"#{position.move_number}"
+        lines.append(f"Reply with your move, e.g. `{example}`,")
+        lines.append(f"or send `{command} {example}{guard}`.")
+    return lines
+
+
 def board_context(ctx, board, viewer, *, title, events=(), full_moves=False, timing=False,
                   position=None, extra_lines=(), perspective_of_viewer=True, view=None,
-                  clocks=True, auto_from=None):
+                  clocks=True, auto_from=None, next_steps=False):
     """Everything templates/mail/board.txt shows, for one recipient (None: a spectator).
-    A preview has no clocks: its position is no board's, and `preview new` has no board."""
+    A preview has no clocks: its position is no board's, and `preview new` has no board;
+    `next_steps` for a mail the recipient can answer by a reply."""
     position = position or board.position
     if not perspective_of_viewer:
         perspective = None
@@ -203,6 +245,8 @@ def board_context(ctx, board, viewer, *, title, events=(), full_moves=False, tim
         "reason": (result.reason if result else None) or _previewed_reason(position, finished),
         "personal_lines": list(extra_lines)
         + (personal_lines(board, viewer) if board.active and position is board.position else []),
+        "next_lines": next_lines(board, viewer) if next_steps and position is board.position
+        else [],
         "rating_lines": ctx.server.rating_lines(board, result) if result else [],
         "move_lines": move_lines(
             board.game,

@@ -73,11 +73,12 @@ class Harness:
         with open_server(self.config) as server:
             return server.execute(request)
 
-    def deliver(self, raw: bytes, envelope_sender=None):
+    def deliver(self, raw: bytes, envelope_sender=None, envelope_recipients=None):
         """One raw mail through process_message, as the pipe and `pbm serve` run it."""
         from pbm.intake import process_message
 
-        return process_message(raw, len(raw), envelope_sender, config=self.config)
+        return process_message(raw, len(raw), envelope_sender, config=self.config,
+                               envelope_recipients=envelope_recipients)
 
     def ok(self, text, sender="tester@example.org", body=""):
         result = self.run(text, sender=sender, body=body)

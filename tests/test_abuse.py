@@ -83,7 +83,7 @@ def test_unasked_mail_to_a_user_is_capped_but_play_goes_on(harness):
     assert [body_of(m).split("\n")[2] for m in to_alice] == ["spam 0", "spam 1"]
     harness.ok("knightpanic move 101 alice secret c1-e5")
     assert [m["Subject"] for m in harness.new_mails("alice@example.org")] == [
-        "KnightPanic Board 101 bob"]
+        "KnightPanic Board 101: alice vs bob"]
 
 
 def test_nobody_can_be_flooded_with_boards(harness):

@@ -139,7 +139,7 @@ def test_signoff_deletes_and_forfeits_active_boards(harness):
     assert len(deleted) == 1 and deleted[0]["To"] == "alice@example.org"
     assert "KnightPanic board 101" in body_of(deleted[0])
     to_bob = [m for m in mails if m["To"] == "bob@example.org"]
-    assert to_bob[0]["Subject"] == "KnightPanic Board 101"
+    assert to_bob[0]["Subject"] == "KnightPanic Board 101: alice vs bob"
     assert "alice has left the server and forfeits." in body_of(to_bob[0])
     assert "Game won by bob." in body_of(to_bob[0])
     to_carol = [m for m in mails if m["To"] == "carol@example.org"]
@@ -166,10 +166,10 @@ def test_multiple_runs_each_line_on_its_own(harness):
     assert not result.ok
     subjects = [m["Subject"] for m in harness.new_mails("alice@example.org")]
     assert subjects == [
-        "New KnightPanic Board 101 alice",
-        "KnightPanic Board 101 bob",
+        "KnightPanic Board 101: alice vs bob",
+        "KnightPanic Board 101: alice vs bob",
         "KnightPanic Board 101 Error",
-        "KnightPanic Board 101 alice",
+        "KnightPanic Board 101: alice vs bob",
     ]
     text = harness.ok("knightpanic show 101", sender=None).printed[0].body
     assert "   1 c1-e5      2 g7-e3" in text and "writes:" not in text

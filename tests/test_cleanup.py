@@ -151,7 +151,7 @@ def test_an_undecided_vote_is_nagged_then_auto_accepted(board, clock):
         at_day(clock, day, hour=14)
         cleanup(board)
     mails = board.new_mails()
-    final = [m for m in mails if m["Subject"] == "KnightPanic Board 101"]
+    final = [m for m in mails if m["Subject"] == "KnightPanic Board 101: alice vs bob"]
     assert final, [m["Subject"] for m in mails]
     body = body_of(final[0])
     assert "bob auto-accepts after 21 days." in body

@@ -78,7 +78,7 @@ def test_a_whole_game_of_the_example_by_mail(installed, project_env, tmp_path):
     got = inbox(home, seen)
     for address in ("alice@example.org", "bob@example.org"):
         [mail] = got[address]
-        assert mail["Subject"] == "New Nim Board 101 alice"
+        assert mail["Subject"] == "Nim Board 101: alice vs bob"
         assert "Options: -heaps=2" in mail.get_content()
 
     send(env, "bob@example.org", "nim move 101 bob pw-bob a1")

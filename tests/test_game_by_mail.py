@@ -28,7 +28,7 @@ def test_full_game_by_mail(project_env, tmp_path, size):
     got = inbox(home, seen)
     for address in ("alice@example.org", "bob@example.org"):
         [mail] = got[address]
-        assert mail["Subject"] == "New KnightPanic Board 101 alice"
+        assert mail["Subject"] == "KnightPanic Board 101: alice vs bob"
 
     passwords = {"alice": "pw-alice", "bob": "pw-bob"}
     for ply, move in enumerate(MOVES, start=1):
@@ -49,10 +49,10 @@ def test_full_game_by_mail(project_env, tmp_path, size):
             body = mail.get_content()
             assert f"{mover} writes:\nply {ply}" in body
             if ply < len(MOVES):
-                assert mail["Subject"] == f"KnightPanic Board 101 {waiting} **"
+                assert mail["Subject"] == "KnightPanic Board 101: alice vs bob"
                 assert f"It is {waiting}'s turn." in body
             else:
-                assert mail["Subject"] == "KnightPanic Board 101 **"
+                assert mail["Subject"] == "KnightPanic Board 101: alice vs bob"
                 assert "Game won by alice." in body
                 assert "(Black's knight on g7 cannot move)" in body
                 assert "   9 e1-c5" in body and "   1 c1-a5      2 a7-c3" in body
@@ -73,3 +73,7 @@ def test_the_demo_plays_to_the_win(tmp_path, project_env):
     output = result.stdout.decode()
     assert "Game won by alice." in output
     assert "wonderland" not in output and "builder1" not in output
+    # Every move is a reply: no move command is sent, each reply goes to a +token address.
+    assert "knightpanic move" not in output.replace("knightpanic move 101 alice <password>", "")
+    assert output.count("replies to pbm+") == 9
+    assert "bob writes:\n    Your a7 knight looks lonely." in output

@@ -23,7 +23,7 @@ SUBJECTS = {  # what the one reply is, where it is fixed
     "01": "Help games", "02": "Help games", "03": "Help games", "04": "Help games",
     "05": "Help games", "07": "Help games", "08": "Help games", "09": "Help games",
     "10": "Help games", "12": "PBM error", "13": "Help games", "14": "Help games",
-    "15": "KnightPanic Board 101 alice", "16": "PBM error", "17": "PBM error",
+    "15": "KnightPanic Board 101: alice vs bob", "16": "PBM error", "17": "PBM error",
     "18": "PBM error", "19": "PBM error", "20": "PBM error", "21": "PBM error",
     "22": "Help games", "23": "PBM error", "25": "Help games", "26": "Help games",
     "27": "PBM error", "28": "Account sqlpw created", "29": "PBM error",

@@ -575,7 +575,7 @@ def test_a_three_player_challenge_with_options(harness):
     assert sorted(m["To"] for m in mails) == [
         "alice@example.org", "bob@example.org", "carol@example.org"]
     for mail in mails:
-        assert mail["Subject"] == "New KnightLine Board 101 alice"
+        assert mail["Subject"] == "KnightLine Board 101: alice vs bob vs carol"
         body = body_of(mail)
         assert "Options: -stack=15 -wildcard" in body
         assert "Set-up: White puts a stack of 15 on an empty cell next to G." in body
@@ -583,7 +583,7 @@ def test_a_three_player_challenge_with_options(harness):
         harness.ok(f"knightline move 101 {userid} secret {cell}")
     mail = harness.new_mails("carol@example.org")[-1]
     body = body_of(mail)
-    assert mail["Subject"] == "KnightLine Board 101 alice"
+    assert mail["Subject"] == "KnightLine Board 101: alice vs bob vs carol"
     assert "   1 1,1" in body and "2 (-1,-1)" in body and "3 (-1,1)" in body
     assert "  -1    . B15   .   .   .  -1" in body
 
@@ -596,7 +596,7 @@ def test_the_server_plays_a_forced_pass(harness):
         harness.ok(f"knightline move 101 {players[ply % 2]} secret {move}")
     mails = harness.new_mails()
     body = body_of(mails[-1])
-    assert mails[-1]["Subject"] == "KnightLine Board 101 alice"
+    assert mails[-1]["Subject"] == "KnightLine Board 101: alice vs bob"
     assert "   7 2,0/4,-1/3      8 pass (Auto)" in body
     assert "It is alice's turn." in body
     assert "KnightLine does not allow passing" in harness.refused(
@@ -618,7 +618,7 @@ def test_a_resigned_player_is_passed_for_until_the_end(harness):
         "alice@example.org", "bob@example.org", "carol@example.org"]
     body = body_of(mails[-1])
     # Black cannot move any more, but has left the game: it goes on between the other two.
-    assert mails[-1]["Subject"] == "KnightLine Board 101 carol"
+    assert mails[-1]["Subject"] == "KnightLine Board 101: alice vs bob vs carol"
     assert "It is carol's turn." in body
     # Ply 12 is Black's automatic pass, in either move-list layout of the core.
     assert re.search(r"\b12 (Black \(bob\): )?pass \(Auto\)", body)

@@ -27,7 +27,7 @@ def sign_up_and_challenge(env, home, seen, options):
     assert sorted(got) == ADDRESSES
     for address in ADDRESSES:
         [mail] = got[address]
-        assert mail["Subject"] == "New KnightLine Board 101 alice"
+        assert mail["Subject"] == "KnightLine Board 101: alice vs bob vs carol"
         assert "A new KnightLine board (101) has been started." in mail.get_content()
 
 
@@ -81,10 +81,10 @@ def test_full_three_player_game_by_mail(
             body = mail.get_content()
             assert f"{mover} writes:\nply {ply}" in body
             if ply < len(moves):
-                assert mail["Subject"] == f"KnightLine Board 101 {following} **"
+                assert mail["Subject"] == "KnightLine Board 101: alice vs bob vs carol"
                 assert f"It is {following}'s turn." in body
             else:
-                assert mail["Subject"] == "KnightLine Board 101 **"
+                assert mail["Subject"] == "KnightLine Board 101: alice vs bob vs carol"
                 # docs/spec/server.md §8.2: against the mean of the other two, all new, so
                 # provisional.
                 assert f"{state_line}\n{reason}\n" + "\n".join(ratings) in body

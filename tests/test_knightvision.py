@@ -632,7 +632,7 @@ def test_a_forced_pass_is_played_by_the_server_and_reported(harness):
     for ply, move in enumerate(PASS_GAME, start=1):
         userid = "alice" if ply % 2 else "bob"
         harness.ok(f"knightvision move 101 {userid} secret {move}#{ply}")
-    mails = [mail for mail in harness.mails() if mail["Subject"] == "KnightVision Board 101"]
+    mails = [mail for mail in harness.mails() if "Game won by" in body_of(mail)]
     assert sorted(mail["To"] for mail in mails) == ["alice@example.org", "bob@example.org"]
     body = body_of(mails[0])
     assert "  79 White (alice): a2\n  80 Black (bob): pass (Auto)" in body

@@ -86,7 +86,7 @@ def test_a_game_with_the_swap_by_mail(project_env, tmp_path):
     got = inbox(home, seen)
     for address in ("alice@example.org", "bob@example.org"):
         [mail] = got[address]
-        assert mail["Subject"] == "New KnightVision Board 101 alice"
+        assert mail["Subject"] == "KnightVision Board 101: alice vs bob"
         body = mail.get_content()
         assert "Options: -size=9" in body
         assert "           9   . . . . . . . . .   9" in body
@@ -112,10 +112,10 @@ def test_a_game_with_the_swap_by_mail(project_env, tmp_path):
                 assert "  1   . . . . . . . . .   1" in body and "   5   . . . .[w]" in body
             if ply < len(PLIES):
                 waiting = "alice" if userid == "bob" else "bob"
-                assert mail["Subject"] == f"KnightVision Board 101 {waiting}"
+                assert mail["Subject"] == "KnightVision Board 101: alice vs bob"
                 assert f"It is {waiting}'s turn." in body
             else:
-                assert mail["Subject"] == "KnightVision Board 101"
+                assert mail["Subject"] == "KnightVision Board 101: alice vs bob"
                 assert "Game won by bob." in body
                 assert "(White's chain joins the top and bottom edges)" in body
                 assert "  21 Black (alice): h5\n  22 White (bob): d9\n  23 Black (alice): g8xg3" \

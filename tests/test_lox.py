@@ -196,7 +196,7 @@ def test_lx6_swap_through_the_core(harness):
     assert "bob has swapped sides." in body
     assert "   1 Red (alice): f6\n   2 Blue (bob): swap" in body
     assert body.rstrip().endswith("Last move: Red f6\nTo move: Blue")
-    assert mails[0]["Subject"] == "Lox Board 101 alice"
+    assert mails[0]["Subject"] == "Lox Board 101: alice vs bob"
     assert "        6   . . . . .[R]. . . . .   6" in body, "the red stone stays red on f6"
     assert "The board has just been swapped" in harness.refused("lox swap 101 alice secret")
     harness.ok("lox move 101 alice secret g7")

@@ -48,7 +48,7 @@ def test_full_lox_game_by_mail(project_env, tmp_path):
     got = inbox(home, seen)
     for address in ("alice@example.org", "bob@example.org"):
         [mail] = got[address]
-        assert mail["Subject"] == "New Lox Board 101 alice"
+        assert mail["Subject"] == "Lox Board 101: alice vs bob"
         body = mail.get_content()
         assert "Options: -control -size=9" in body
         assert "           9   . . . . . . . . .   9" in body
@@ -70,7 +70,7 @@ def test_full_lox_game_by_mail(project_env, tmp_path):
         for [mail] in got.values():
             body = mail.get_content()
             if ply < len(MOVES):
-                assert mail["Subject"] == f"Lox Board 101 {waiting}"
+                assert mail["Subject"] == "Lox Board 101: alice vs bob"
                 assert f"It is {waiting}'s turn." in body
             if move == "swap":
                 assert "bob has swapped sides." in body
@@ -80,7 +80,7 @@ def test_full_lox_game_by_mail(project_env, tmp_path):
             if ply == 22:
                 assert "Game won" not in body, "a new chain must survive Blue's turn"
     body = mail.get_content()
-    assert mail["Subject"] == "Lox Board 101"
+    assert mail["Subject"] == "Lox Board 101: alice vs bob"
     assert "Game won by bob." in body
     assert "(Red's chain joins the top and bottom edges (rows 1 and 9))" in body
     assert "   1 Red (alice): e5\n   2 Blue (bob): swap\n   3 Blue (alice): a4\n" in body

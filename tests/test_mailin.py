@@ -61,13 +61,13 @@ def test_a_game_opening_through_every_kind_of_mail(server):
 
     assert pipe(env, fixture("challenge_multipart.eml")).returncode == 0
     mails = box.fresh()
-    assert {m["Subject"] for m in mails} == {"New KnightPanic Board 101 alice **"}
+    assert {m["Subject"] for m in mails} == {"KnightPanic Board 101: alice vs bob"}
     body = mails[0].get_content()
     assert "Challenger writes:\nLet's play, Bob!" in body and "(html)" not in body
 
     assert pipe(env, fixture("move_html_only.eml")).returncode == 0
     mails = box.fresh()
-    assert {m["Subject"] for m in mails} == {"KnightPanic Board 101 bob **"}
+    assert {m["Subject"] for m in mails} == {"KnightPanic Board 101: alice vs bob"}
     body = mails[0].get_content()
     assert "alice writes:\nYour turn, Bob & good luck\nSecond line\nThird line" in body
     assert "Earlier board text" not in body and "alert" not in body and "color" not in body
@@ -183,11 +183,11 @@ def test_a_multiple_mail_runs_the_good_lines_and_reports_the_bad(server):
     assert pipe(env, fixture("multiple_mixed.eml")).returncode == 0
     to_alice = [m["Subject"] for m in box.fresh() if m["To"] == "alice@example.org"]
     assert to_alice == [
-        "New KnightPanic Board 101 alice",
-        "KnightPanic Board 101 bob",
+        "KnightPanic Board 101: alice vs bob",
+        "KnightPanic Board 101: alice vs bob",
         "KnightPanic Board 101 Error",
         "KnightPanic error",
-        "KnightPanic Board 101 alice",
+        "KnightPanic Board 101: alice vs bob",
     ]
     assert pipe(env, fixture("multiple_mixed.eml")).returncode == 0
     assert box.fresh() == [], "a redelivered multiple mail runs no line twice"
@@ -213,4 +213,4 @@ def test_a_move_by_mail_never_imports_sqlite_utils(server):
     )
     assert result.returncode == 0, result.stderr.decode()
     assert result.stdout.decode().split() == ["[]"]
-    assert {m["Subject"] for m in box.fresh()} == {"KnightPanic Board 101 bob **"}
+    assert {m["Subject"] for m in box.fresh()} == {"KnightPanic Board 101: alice vs bob"}

@@ -18,13 +18,13 @@ def test_a_queued_move_is_played_when_the_turn_comes(game):
     game.ok("knightpanic queue 101 bob secret g7-e3", sender="bob@example.org", body="Queued!")
     [reply] = game.new_mails()
     assert reply["To"] == "bob@example.org"
-    assert reply["Subject"] == "KnightPanic Board 101 alice"
+    assert reply["Subject"] == "KnightPanic Board 101: alice vs bob"
     assert "You have the following move queued: g7-e3" in body_of(reply)
     game.ok("knightpanic move 101 alice secret c1-e5")
     mails = game.new_mails()
     assert sorted(m["To"] for m in mails) == ["alice@example.org", "bob@example.org"]
     body = body_of(mails[0])
-    assert mails[0]["Subject"] == "KnightPanic Board 101 alice **"
+    assert mails[0]["Subject"] == "KnightPanic Board 101: alice vs bob"
     assert "   1 c1-e5" in body and "   2 g7-e3 (Auto)" in body
     assert "bob writes:\nQueued!" in body
     shown = game.ok("knightpanic show 101", sender=None).printed[0].body
@@ -44,7 +44,7 @@ def test_an_illegal_queued_move_is_discarded_and_announced(game):
     assert len(boards) == 2
     for mail in boards:
         assert "bob's queued move was illegal and has been discarded." in body_of(mail)
-        assert mail["Subject"] == "KnightPanic Board 101 bob"
+        assert mail["Subject"] == "KnightPanic Board 101: alice vs bob"
 
 
 def test_a_queued_guard_is_checked_when_played(game):

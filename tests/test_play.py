@@ -20,7 +20,7 @@ def test_challenge_mails_every_player_a_new_board(harness):
     mails = harness.new_mails()
     assert sorted(m["To"] for m in mails) == ["alice@example.org", "bob@example.org"]
     for mail in mails:
-        assert mail["Subject"] == "New KnightPanic Board 101 alice **"
+        assert mail["Subject"] == "KnightPanic Board 101: alice vs bob"
         body = body_of(mail)
         assert body.startswith("A new KnightPanic board (101) has been started.")
         assert "Please start the game alice." in body
@@ -43,9 +43,9 @@ def test_board_numbers_start_at_101_and_grow_per_game(harness):
     harness.signup("alice", "bob")
     for expected in (101, 102, 103):
         harness.ok("knightpanic challenge alice bob")
-        assert harness.new_mails()[-1]["Subject"].startswith(f"New KnightPanic Board {expected}")
+        assert harness.new_mails()[-1]["Subject"] == f"KnightPanic Board {expected}: alice vs bob"
     harness.ok("tally challenge alice bob")
-    assert harness.new_mails()[-1]["Subject"].startswith("New Tally Board 101")
+    assert harness.new_mails()[-1]["Subject"].startswith("Tally Board 101: alice vs bob")
 
 
 def test_invalid_challenge_lists_every_problem(harness):
@@ -70,7 +70,7 @@ def test_a_move_reaches_both_players_in_their_view(game):
     mails = game.new_mails()
     assert sorted(m["To"] for m in mails) == ["alice@example.org", "bob@example.org"]
     for mail in mails:
-        assert mail["Subject"] == "KnightPanic Board 101 bob **"
+        assert mail["Subject"] == "KnightPanic Board 101: alice vs bob"
         body = body_of(mail)
         assert body.startswith("Summary of KnightPanic Board 101")
         assert "It is bob's turn." in body
@@ -129,7 +129,7 @@ def test_the_game_ends_with_the_win_and_no_more_moves(game):
     game.new_mails()
     game.ok("knightpanic move 101 bob secret a7-c3")
     for mail in game.new_mails():
-        assert mail["Subject"] == "KnightPanic Board 101"
+        assert mail["Subject"] == "KnightPanic Board 101: alice vs bob"
         assert "Game won by bob." in body_of(mail)
         assert "(White's knight on g1 cannot move)" in body_of(mail)
         assert "Game ended......" in body_of(mail)
@@ -147,7 +147,7 @@ def test_declining_before_any_move_removes_a_two_player_board(game):
     assert not result.ok
     assert "The following boards were not shown: 101 (not found)" in result.queued[0][1].body
     game.ok("knightpanic challenge alice bob")
-    assert game.new_mails()[-1]["Subject"].startswith("New KnightPanic Board 102")
+    assert game.new_mails()[-1]["Subject"].startswith("KnightPanic Board 102: alice vs bob")
 
 
 def test_withdrawal_in_the_first_round_after_the_first_move(game):
@@ -177,7 +177,7 @@ def test_resigning_on_turn_ends_a_two_player_game(game):
     game.ok("knightpanic resign 101 alice secret #3", body="Well played.")
     mails = game.new_mails()
     for mail in mails:
-        assert mail["Subject"] == "KnightPanic Board 101 **"
+        assert mail["Subject"] == "KnightPanic Board 101: alice vs bob"
         body = body_of(mail)
         assert "alice has resigned." in body and "Game won by bob." in body
         assert "   3 Resign" in body
@@ -197,7 +197,7 @@ def test_a_resigned_player_watches_a_three_player_game(harness):
     assert sorted(m["To"] for m in mails) == [
         "alice@example.org", "bob@example.org", "carol@example.org"]
     for mail in mails:
-        assert mail["Subject"] == "Tally Board 101 bob"
+        assert mail["Subject"] == "Tally Board 101: alice vs bob vs carol"
         body = body_of(mail)
         # An extra ply (the resignation) breaks the columns: one line per ply instead.
         assert "   4 Red (alice): Resign\n   5 Red (alice): pass\n   6 Blue (bob): 2" in body
@@ -219,7 +219,7 @@ def test_swap_takes_over_the_first_side(harness):
     body = body_of(mails[0])
     assert "bob has swapped sides." in body
     assert "   1 Red (alice): 2\n   2 Blue (bob): swap" in body
-    assert mails[0]["Subject"] == "Tally Board 101 alice"
+    assert mails[0]["Subject"] == "Tally Board 101: alice vs bob"
     assert "The board has just been swapped" in harness.refused("tally swap 101 alice secret")
     harness.ok("tally move 101 alice secret 1")
 
@@ -300,7 +300,7 @@ def test_comment_is_replaced_and_cleared(game):
     game.ok("knightpanic move 101 alice secret c1-e5", body="first")
     game.ok("knightpanic move 101 bob secret g7-e3", body="")
     mail = game.new_mails("alice@example.org")[-1]
-    assert mail["Subject"] == "KnightPanic Board 101 alice"
+    assert mail["Subject"] == "KnightPanic Board 101: alice vs bob"
     assert "writes:" not in body_of(mail)
 
 

@@ -62,8 +62,8 @@ def test_moves_over_smtp_are_answered(service):
         client.send_message(command("knightpanic move 101 alice secret c1-e5", body="over SMTP"))
     mails = outbox(home)[before:]
     subjects = sorted(m["Subject"] for m in mails)
-    assert subjects == ["KnightPanic Board 101 bob **", "KnightPanic Board 101 bob **",
-                        "New KnightPanic Board 101 alice **", "New KnightPanic Board 101 alice **"]
+    assert subjects == ["KnightPanic Board 101: alice vs bob", "KnightPanic Board 101: alice vs bob",
+                        "KnightPanic Board 101: alice vs bob", "KnightPanic Board 101: alice vs bob"]
     assert "alice writes:\nover SMTP" in mails[-1].get_content()
 
 
@@ -75,6 +75,23 @@ def test_plus_tokens_are_ours_other_recipients_are_refused(service):
         with pytest.raises(smtplib.SMTPRecipientsRefused) as error:
             client.send_message(command("help", to="someone@else.example"))
         assert error.value.recipients["someone@else.example"][0] == 550
+
+
+def test_a_reply_to_a_plus_token_address_plays_the_move(service):
+    """docs/spec/server.md §11.3: the RCPT's +token is the reply's authority."""
+    from tests.replying import reply_mail
+
+    home, port = service
+    with smtplib.SMTP("127.0.0.1", port, timeout=30) as client:
+        client.send_message(command("knightpanic challenge alice bob"))
+    [original] = [m for m in outbox(home) if m["To"] == "alice@example.org" and m["Reply-To"]]
+    target = str(original["Reply-To"])
+    raw = reply_mail(original, "alice@example.org", "a1-c5", "bottom", comment="by reply")
+    with smtplib.SMTP("127.0.0.1", port, timeout=30) as client:
+        assert client.sendmail("alice@example.org", [target], raw) == {}
+    answer = outbox(home)[-1]
+    assert "alice writes:\nby reply" in answer.get_content()
+    assert "It is bob's turn." in answer.get_content()
 
 
 def test_too_large_is_refused_with_552(service):

@@ -27,7 +27,7 @@ def shown(harness, command):
 def test_show_one_board_in_full(boards):
     result, [mail] = shown(boards, "knightpanic show 102")
     assert result.ok
-    assert mail["Subject"] == "KnightPanic Board 102 carol"
+    assert mail["Subject"] == "KnightPanic Board 102: bob vs carol"
     body = body_of(mail)
     assert body.startswith("Summary of KnightPanic Board 102\nOptions: -size=5")
     assert "It is carol's turn." in body
@@ -37,7 +37,7 @@ def test_show_one_board_in_full(boards):
 
 def test_show_board_word_is_ignored_and_several_boards(boards):
     result, mails = shown(boards, "knightpanic show board 101 102")
-    assert [m["Subject"] for m in mails] == ["KnightPanic Board 101", "KnightPanic Board 102 carol"]
+    assert [m["Subject"] for m in mails] == ["KnightPanic Board 101: alice vs bob", "KnightPanic Board 102: bob vs carol"]
 
 
 def test_show_an_earlier_position(boards):
@@ -55,7 +55,7 @@ def test_show_out_of_range_and_missing_boards_are_summarised(boards):
     result, mails = shown(boards, "knightpanic show 101#5 999 102")
     assert result.ok
     subjects = [m["Subject"] for m in mails]
-    assert subjects == ["KnightPanic Board 102 carol", "Show summary"]
+    assert subjects == ["KnightPanic Board 102: bob vs carol", "Show summary"]
     assert (
         "The following boards were not shown: 101 (Board 101 has only 2 moves), 999 (not found)"
         in " ".join(body_of(mails[-1]).split())
@@ -78,7 +78,7 @@ def test_show_out_of_range_and_missing_boards_are_summarised(boards):
 )
 def test_show_by_user_with_selectors(boards, selection, expected):
     result, mails = shown(boards, f"knightpanic show {selection}")
-    numbers = [m["Subject"].split()[2] for m in mails if m["Subject"] != "Show summary"]
+    numbers = [m["Subject"].split()[2].rstrip(":") for m in mails if m["Subject"] != "Show summary"]
     assert numbers == expected
     if not expected:
         assert "No boards found" in body_of(mails[-1])

@@ -27,7 +27,7 @@ def test_full_uknight_game_by_mail(project_env, tmp_path):
     send(env, "alice@example.org", "uknight challenge alice bob -size=5")
     got = inbox(home, seen)
     new_board = got["alice@example.org"][-1]
-    assert new_board["Subject"] == "New Uknight Board 101 alice"
+    assert new_board["Subject"] == "Uknight Board 101: alice vs bob"
     body = new_board.get_content()
     assert "Options: -size=5" in body
     assert "Phase 1, axes 0 of 4 (White 0, Black 0)" in body
@@ -55,7 +55,7 @@ def test_full_uknight_game_by_mail(project_env, tmp_path):
 
     move(env, "alice", f"{OPENING}#1")
     got = inbox(home, seen)
-    assert got["bob@example.org"][0]["Subject"] == "Uknight Board 101 bob"
+    assert got["bob@example.org"][0]["Subject"] == "Uknight Board 101: alice vs bob"
     assert "Last move: White A3 (placed A3)" in got["bob@example.org"][0].get_content()
 
     send(env, "bob@example.org", "uknight swap 101 bob pw-bob #2")
@@ -83,7 +83,7 @@ def test_full_uknight_game_by_mail(project_env, tmp_path):
             assert "Last move: Black passed (a full pass)" in body
 
     for [mail] in got.values():
-        assert mail["Subject"] == "Uknight Board 101"
+        assert mail["Subject"] == "Uknight Board 101: alice vs bob"
         body = mail.get_content()
         assert "Game won by bob." in body
         assert "(White's stones form a single group)" in body

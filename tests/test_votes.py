@@ -24,13 +24,13 @@ def test_a_draw_by_agreement_ends_the_game_as_a_tie(game):
     mails = game.new_mails()
     assert sorted(m["To"] for m in mails) == ["alice@example.org", "bob@example.org"]
     body = body_of(mails[0])
-    assert mails[0]["Subject"] == "KnightPanic Board 101 alice **"
+    assert mails[0]["Subject"] == "KnightPanic Board 101: alice vs bob"
     assert ("bob has proposed a draw. The following players still need to accept or reject "
             "this: alice") in " ".join(body.split())
     game.ok("knightpanic accept 101 alice secret")
     mails = game.new_mails()
     body = body_of(mails[0])
-    assert mails[0]["Subject"] == "KnightPanic Board 101"
+    assert mails[0]["Subject"] == "KnightPanic Board 101: alice vs bob"
     assert "The players have agreed to a draw." in body
     assert "Game was a tie." in body
     assert "alice's rating stays at 1600 (provisional)." in body

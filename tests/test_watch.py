@@ -30,7 +30,7 @@ def test_chat_reaches_the_audience_and_the_sender(game):
 def test_subscribe_to_a_board_and_back(game):
     game.ok("knightpanic subscribe 101 carol secret", sender="carol@example.org")
     mails = game.new_mails()
-    assert [m["Subject"] for m in mails] == ["KnightPanic Board 101 alice", "Subscription summary"]
+    assert [m["Subject"] for m in mails] == ["KnightPanic Board 101: alice vs bob", "Subscription summary"]
     assert body_of(mails[0]).startswith("Subscription Summary of KnightPanic Board 101")
     assert "Subscribed: 101" in body_of(mails[1])
     game.ok("knightpanic move 101 alice secret c1-e5")
@@ -60,7 +60,7 @@ def test_subscribe_all_covers_future_boards(game):
     assert "Subscribed: 101" in body_of(game.new_mails()[-1])
     game.ok("knightpanic challenge alice carol")
     assert [m["Subject"] for m in game.new_mails("dave@example.org")] == [
-        "New KnightPanic Board 102 alice"]
+        "KnightPanic Board 102: alice vs carol"]
     game.ok("knightpanic unsubscribe dave secret all")
     assert "Unsubscribed: 101 102" in body_of(game.new_mails()[-1])
     game.ok("knightpanic challenge alice carol")
@@ -122,9 +122,9 @@ def test_all_show_covers_every_game(game):
     game.new_mails()
     game.ok("all show alice", sender="dave@example.org")
     subjects = [m["Subject"] for m in game.new_mails()]
-    assert subjects == ["KnightPanic Board 101 alice", "Tally Board 101 bob"]
+    assert subjects == ["KnightPanic Board 101: alice vs bob", "Tally Board 101: bob vs alice"]
     game.ok("all show alice next", sender="dave@example.org")
-    assert [m["Subject"] for m in game.new_mails()] == ["KnightPanic Board 101 alice"]
+    assert [m["Subject"] for m in game.new_mails()] == ["KnightPanic Board 101: alice vs bob"]
     game.ok("all show dave", sender="dave@example.org")
     [mail] = game.new_mails()
     assert mail["Subject"] == "Show summary" and "No boards found for dave" in body_of(mail)

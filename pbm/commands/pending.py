@@ -95,8 +95,8 @@ def illegal_whatever_comes(position, seat, text) -> str | None:
 
 
 def _queue_reply(ctx, board):
-    body = ctx.render("mail/board.txt", **ctx.board_context(board, ctx.userid))
-    ctx.reply(ctx.board_subject(board), body, kind="board")
+    body = ctx.render("mail/board.txt", **ctx.board_context(board, ctx.userid, next_steps=True))
+    ctx.reply(ctx.board_subject(board, ctx.userid), body, kind="board", board=board)
 
 
 def _submittable_seat(ctx, board, text, guard):
@@ -134,11 +134,14 @@ def submit(ctx):
     )
     title = f"Submit of {board.title_name}"
     notice = "This is a preview of a submitted move. It must be confirmed to take effect."
+    how = (f"Reply `confirm` to play it,\n"
+           f"or send `{ctx.game.name} confirm {board.number} {ctx.userid} <password>`.")
     body = ctx.render(
         "mail/board.txt",
-        **ctx.board_context(board, ctx.userid, title=title, position=position, events=[notice]),
+        **ctx.board_context(board, ctx.userid, title=title, position=position,
+                            events=[notice, how]),
     )
-    ctx.reply(title, body, kind="preview")
+    ctx.reply(title, body, kind="preview", board=board)
 
 
 @command(

@@ -73,10 +73,7 @@ def challenge(ctx):
     for userid in set(userids):
         ctx.store.users.decrement_seeking(game.name, userid)
     intro = f"A new {game.display_name} board ({board.number}) has been started."
-    first = board.on_move_userid()
-    subject = f"New {board.title_name}" + (f" {first}" if first else "")
-    subject += " **" if board.row.comment_text else ""
-    ctx.announce(board, subject=subject, title=intro, spectator_to_sender=True, kind="new_board")
+    ctx.announce(board, new=True, title=intro, spectator_to_sender=True, kind="new_board")
 
 
 def create_board(ctx, game, userids, options) -> Board:

@@ -1,5 +1,6 @@
-"""Per-user settings: challenge acceptance, limits and seeking (docs/spec/server.md §3.9), and
-vacations (docs/spec/server.md §9.4)."""
+"""Per-user settings: challenge acceptance, limits and seeking (docs/spec/server.md §3.9),
+vacations (docs/spec/server.md §9.4), and the subjects of board mails
+(docs/spec/server.md §5.3)."""
 
 import re
 
@@ -106,3 +107,40 @@ for _scope, _syntax in (("global", "vacation userid password [on|off]"),
     command(
         "vacation", _scope, _syntax, min_args=2, max_args=3, secrets=(1,), auth=(0, 1),
     )(_vacation)
+
+
+SUBJECT_STYLES = {
+    "fixed": "Your board mails keep one subject for the whole game, such as\n"
+             "\"KnightPanic Board 101: alice vs bob\", so that they thread together.",
+    "pbmserv": "Your board mails have pbmserv's subjects: they name the player on move and\n"
+               "end in \" **\" when the mail carries a comment.",
+}
+
+
+@command("subjects", "global", "subjects userid password [fixed|pbmserv]",
+         min_args=2, max_args=3, secrets=(1,), auth=(0, 1))
+def subjects(ctx):
+    """Chooses the subjects of your board mails: fixed (the default) or pbmserv's."""
+    if len(ctx.args) == 3:
+        style = ctx.args[2].lower()
+        if style not in SUBJECT_STYLES:
+            ctx.abort(f'Subjects are fixed or pbmserv, not "{ctx.args[2]}"')
+        ctx.store.users.set_pbmserv_subjects(ctx.userid, style == "pbmserv")
+    style = "pbmserv" if ctx.store.users.pbmserv_subjects(ctx.userid) else "fixed"
+    _settings_mail(ctx, f"Subjects for {ctx.userid}: {style}", SUBJECT_STYLES[style])
+
+
+@command("digest", "global", "digest userid password [on|off]",
+         min_args=2, max_args=3, secrets=(1,), auth=(0, 1))
+def digest(ctx):
+    """Turns the daily digest of the boards where you are on move on or off, or shows it."""
+    if len(ctx.args) == 3:
+        word = ctx.args[2].lower()
+        if word not in ("on", "off"):
+            ctx.syntax_error()
+        ctx.store.users.set_digest(ctx.userid, word == "on")
+    on = ctx.store.users.digest(ctx.userid)
+    text = ("Once a day you get a digest of the boards where you are on move, each with\n"
+            "the address a reply with your move goes to." if on
+            else "You get no daily digest.")
+    _settings_mail(ctx, f"Digest {'on' if on else 'off'} for {ctx.userid}", text)

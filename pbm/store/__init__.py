@@ -1,7 +1,7 @@
 """All of pbm's SQL: the schema, its migrations, and every query the core runs, by concern.
 
 `Store` holds the connection and its transactions; `store.users`, `store.boards`,
-`store.votes`, `store.watching`, `store.ratings`, `store.limits` and `store.outbox`
+`store.votes`, `store.watching`, `store.ratings`, `store.limits`, `store.outbox` and `store.tokens`
 hold the queries of one concern each and hand out rows as the records of `records`.
 """
 
@@ -17,6 +17,7 @@ from .records import (
     RatingChangeRecord,
     RatingRecord,
     ResetCodeRecord,
+    ReplyTokenRecord,
     ResultRecord,
     ResultSeatRecord,
     SubmissionRecord,
@@ -36,6 +37,7 @@ __all__ = [
     "RatingChangeRecord",
     "RatingRecord",
     "ResetCodeRecord",
+    "ReplyTokenRecord",
     "ResultRecord",
     "ResultSeatRecord",
     "Store",

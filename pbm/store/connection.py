@@ -13,6 +13,7 @@ from .boards import Boards
 from .limits import Limits
 from .outbox import Outbox
 from .ratings import Ratings
+from .tokens import ReplyTokens
 from .users import Users
 from .votes import Votes
 from .watching import Watching
@@ -311,6 +312,31 @@ def m005_password_resets(db):
     )
 
 
+@_core_step
+def m006_reply_tokens(db):
+    """Reply tokens (docs/spec/server.md §11.3): the row of each token's random id."""
+    db["reply_tokens"].create(
+        {"id": str, "game": str, "number": int, "userid": str, "move_number": int,
+         "created_at": str, "expires_at": str},
+        pk="id",
+        not_null={"game", "number", "userid", "move_number", "created_at", "expires_at"},
+    )
+    db["reply_tokens"].create_index(["expires_at"])
+
+
+@_core_step
+def m007_mail_settings(db):
+    """Per-user mail settings: pbmserv's changing subjects (docs/spec/server.md §5.3) and
+    the daily digest (docs/spec/server.md §11.4) with the time of the last one sent."""
+    db["mail_settings"].create(
+        {"userid": str, "pbmserv_subjects": int, "digest": int, "digest_sent_at": str},
+        pk="userid",
+        foreign_keys=[("userid", "users", "userid")],
+        not_null={"pbmserv_subjects", "digest"},
+        defaults={"pbmserv_subjects": 0, "digest": 0},
+    )
+
+
 class Store:
     """One connection to $PBM_HOME/pbm.db, its transactions, and one repository per concern."""
 
@@ -324,6 +350,7 @@ class Store:
         self.ratings = Ratings(self)
         self.limits = Limits(self)
         self.outbox = Outbox(self)
+        self.tokens = ReplyTokens(self)
 
     @property
     def db(self):

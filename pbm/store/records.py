@@ -187,3 +187,15 @@ class OutboxHealth(NamedTuple):
     status: str
     count: int
     oldest_at: str | None
+
+
+class ReplyTokenRecord(NamedTuple):
+    """What one reply token was issued for (docs/spec/server.md §11.3)."""
+
+    id: str
+    game: str
+    number: int
+    userid: str
+    move_number: int
+    created_at: str
+    expires_at: str

@@ -149,3 +149,37 @@ class Users(Repository):
         return self._column(
             "SELECT DISTINCT userid FROM vacations WHERE ended_at IS NULL ORDER BY userid"
         )
+
+    def pbmserv_subjects(self, userid: str) -> bool:
+        return bool(self._value(
+            "SELECT pbmserv_subjects FROM mail_settings WHERE userid = ?", (userid,)))
+
+    def set_pbmserv_subjects(self, userid: str, on: bool):
+        self.conn.execute(
+            "INSERT INTO mail_settings (userid, pbmserv_subjects) VALUES (?, ?) "
+            "ON CONFLICT (userid) DO UPDATE SET pbmserv_subjects = excluded.pbmserv_subjects",
+            (userid, int(on)),
+        )
+
+    def digest(self, userid: str) -> bool:
+        return bool(self._value("SELECT digest FROM mail_settings WHERE userid = ?", (userid,)))
+
+    def set_digest(self, userid: str, on: bool):
+        self.conn.execute(
+            "INSERT INTO mail_settings (userid, digest) VALUES (?, ?) "
+            "ON CONFLICT (userid) DO UPDATE SET digest = excluded.digest",
+            (userid, int(on)),
+        )
+
+    def digest_due(self, before: str) -> list[str]:
+        """Active users with the digest on whose last digest went out before `before`."""
+        return self._column(
+            "SELECT m.userid FROM mail_settings m JOIN users u ON u.userid = m.userid "
+            "WHERE m.digest = 1 AND u.status = 'active' "
+            "AND (m.digest_sent_at IS NULL OR m.digest_sent_at <= ?) ORDER BY m.userid",
+            (before,),
+        )
+
+    def set_digest_sent(self, userid: str, at: str):
+        self.conn.execute("UPDATE mail_settings SET digest_sent_at = ? WHERE userid = ?",
+                          (at, userid))

@@ -1,0 +1,107 @@
+"""Play by replying (docs/spec/server.md §11.3): a mail that asks a player to act carries
+`Reply-To: <local>+<token>@<domain>`; a reply to it runs one board command of that player
+on that board, without a password.
+
+A token is a random id and a truncated HMAC-SHA256 under secret.key of the id, game, board,
+userid and move number, in base32; the id's row holds the same fields and the expiry. The
+token stands for the userid and password of exactly one user on exactly one board, for the
+board commands of REPLY_WORDS and moves, and never for an account command.
+"""
+
+import base64
+import hashlib
+import hmac
+import re
+import secrets
+from dataclasses import dataclass
+from datetime import timedelta
+
+ID_BYTES = 10
+MAC_BYTES = 10
+TOKEN_CHARS = 32  # (ID_BYTES + MAC_BYTES) * 8 / 5
+TOKEN_RE = re.compile(rf"[a-z2-7]{{{TOKEN_CHARS}}}")
+LIFETIME = timedelta(days=30)
+# Stands where the password would in the command a token reply runs. That command is built
+# by pbm, never read from a mail, and its context holds the grant: the word is not checked.
+TOKEN_PASSWORD = "(reply-token)"
+# The reply's first word, when it is one of these, names the command; any other first line
+# is a move. Chat takes no move-number guard: it changes nothing on the board.
+REPLY_WORDS = ("pass", "--", "resign", "swap", "accept", "reject", "propose", "undo", "confirm",
+               "queue", "chat")
+
+
+@dataclass(frozen=True)
+class Grant:
+    """What a valid token lets its reply do."""
+
+    game: str
+    number: int
+    userid: str
+    move_number: int
+
+
+def _b32(data: bytes) -> str:
+    return base64.b32encode(data).decode("ascii").lower()
+
+
+def _mac(key: bytes, token_id: str, game: str, number: int, userid: str, move_number: int) -> str:
+    message = "\0".join((token_id, game, str(number), userid, str(move_number))).encode()
+    return _b32(hmac.new(key, message, hashlib.sha256).digest()[:MAC_BYTES])
+
+
+def new_token(key: bytes, game: str, number: int, userid: str, move_number: int):
+    """(token id, token) for one recipient of one board mail."""
+    token_id = _b32(secrets.token_bytes(ID_BYTES))
+    return token_id, token_id + _mac(key, token_id, game, number, userid, move_number)
+
+
+def split_token(token: str):
+    """(token id, mac) of a token of the right shape, else None."""
+    if not TOKEN_RE.fullmatch(token):
+        return None
+    cut = ID_BYTES * 8 // 5
+    return token[:cut], token[cut:]
+
+
+def mac_matches(key: bytes, token: str, row) -> bool:
+    token_id, mac = split_token(token)
+    expected = _mac(key, token_id, row.game, row.number, row.userid, row.move_number)
+    return hmac.compare_digest(mac, expected)
+
+
+def reply_address(config, token: str) -> str:
+    local, _, domain = config.get("server.address").rpartition("@")
+    return f"{local}+{token}@{domain}"
+
+
+def token_of_recipient(config, recipient: str | None) -> str | None:
+    """The token of an envelope recipient `<local>+<token>@<domain>` of our own address;
+    None for anything else. The recipient is hostile input: nothing but exactly our local
+    part, a plus, a token of the right shape and our domain is taken."""
+    if not recipient or len(recipient) > 254:
+        return None
+    address = recipient.strip().strip("<>").strip()
+    own_local, _, own_domain = config.get("server.address").lower().rpartition("@")
+    local, _, domain = address.rpartition("@")
+    if domain.lower() != own_domain:
+        return None
+    base, plus, token = local.partition("+")
+    if not plus or base.lower() != own_local:
+        return None
+    token = token.lower()
+    return token if TOKEN_RE.fullmatch(token) else None
+
+
+def token_command(game: str, number: int, userid: str, first_line: str):
+    """(command text, body prefix) for a reply's first line: the board command the token's
+    user would send with their password. Chat's text after the word starts its body."""
+    words = first_line.split()
+    word = words[0].lower()
+    head = f"{game} {{}} {number} {userid} {TOKEN_PASSWORD}"
+    if word == "chat":
+        return head.format("chat"), first_line.strip()[len(words[0]):].strip()
+    if word == "confirm" and len(words) == 1:
+        return head.format("confirm"), ""
+    if word == "queue" and len(words) > 1:
+        return head.format("queue") + " " + " ".join(words[1:]), ""
+    return head.format("move") + " " + " ".join(words), ""
