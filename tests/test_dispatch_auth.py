@@ -37,6 +37,8 @@ WRONG_PASSWORD = [
     "knightpanic submit 101 alice wrong c1-e5",
     "knightpanic confirm 101 alice wrong",
     "export me alice wrong",
+    "subjects alice wrong pbmserv",
+    "digest alice wrong on",
 ]
 
 
