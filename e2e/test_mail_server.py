@@ -13,10 +13,19 @@ from email.message import EmailMessage
 from email.utils import make_msgid, parseaddr, parsedate_to_datetime
 
 import pytest
-
 from conftest import (
-    INSTALL_DIR, MAILDIRS, MAILLOG, PBM_HOME, PLAYER_DOMAIN, PLAYERS, ROOT, SERVER, SERVER_DOMAIN,
-    as_pbm, run, wait_for,
+    INSTALL_DIR,
+    MAILDIRS,
+    MAILLOG,
+    PBM_HOME,
+    PLAYER_DOMAIN,
+    PLAYERS,
+    ROOT,
+    SERVER,
+    SERVER_DOMAIN,
+    as_pbm,
+    run,
+    wait_for,
 )
 
 sys.path.insert(0, str(ROOT / "tools"))
@@ -148,7 +157,7 @@ def play_game(journal, mailboxes, board, deferral_fragments):
             deferred_before = len(log_lines(*deferral_fragments))
             with DatabaseLock(journal):
                 send(mover, subject, body=f"ply {ply}")
-                wait_for(lambda: len(log_lines(*deferral_fragments)) > deferred_before,
+                wait_for(lambda before=deferred_before: len(log_lines(*deferral_fragments)) > before,
                          "Postfix to defer the mail while the database is locked")
                 assert not queue_is_empty()
                 assert mailboxes.unseen("alice") == [] and mailboxes.unseen("bob") == []

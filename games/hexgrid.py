@@ -285,7 +285,7 @@ class HexBoard(ABC):
         ...
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _built_board(cls: type[HexBoard], size: int) -> HexBoard:
     board = object.__new__(cls)
     board._build(size)

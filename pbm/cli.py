@@ -205,7 +205,7 @@ def backup(obj, directory):
     try:
         made, removed = make_backup(obj["config"], directory)
     except BackupError as error:
-        raise click.ClickException(str(error))
+        raise click.ClickException(str(error)) from error
     click.echo(f"backup written: {made}")
     for path in removed:
         click.echo(f"old backup removed: {path}")
@@ -221,13 +221,14 @@ def restore(obj, archive, wait):
     # deferred: start-up speed of the pbm command
     from pathlib import Path
 
-    from .backup import BackupError, restore as restore_backup
+    from .backup import BackupError
+    from .backup import restore as restore_backup
     from .failures import TransientError
 
     try:
         report = restore_backup(obj["config"], Path(archive), wait)
     except BackupError as error:
-        raise click.ClickException(f"not restored: {error}")
+        raise click.ClickException(f"not restored: {error}") from error
     except TransientError as error:
         click.echo(f"pbm: not restored, try again: {error}", err=True)
         sys.exit(os.EX_TEMPFAIL)
@@ -432,4 +433,4 @@ def serve(obj, host, port):
         run_service(config, host, port, ready=lambda: print(
             f"pbm serve: listening on {host}:{port}", flush=True))
     except TransientError as error:
-        raise click.ClickException(f"cannot start: {error}")
+        raise click.ClickException(f"cannot start: {error}") from error

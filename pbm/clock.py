@@ -2,7 +2,8 @@
 times and durations are shown in mails."""
 
 import os
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
+
 
 def now() -> datetime:
     """The current time; PBM_NOW (ISO 8601) overrides it for tests and replays."""
@@ -10,14 +11,14 @@ def now() -> datetime:
     if fixed:
         moment = datetime.fromisoformat(fixed)
         if moment.tzinfo is None:
-            moment = moment.replace(tzinfo=timezone.utc)
-        return moment.astimezone(timezone.utc).replace(microsecond=0)
-    return datetime.now(timezone.utc).replace(microsecond=0)
+            moment = moment.replace(tzinfo=UTC)
+        return moment.astimezone(UTC).replace(microsecond=0)
+    return datetime.now(UTC).replace(microsecond=0)
 
 
 def stamp(moment: datetime) -> str:
     """The stored form of a time: UTC ISO 8601."""
-    return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def parse_stamp(text: str) -> datetime:
@@ -27,7 +28,7 @@ def parse_stamp(text: str) -> datetime:
 def show_time(moment: datetime | str) -> str:
     if isinstance(moment, str):
         moment = parse_stamp(moment)
-    return moment.astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    return moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
 
 
 def show_duration(seconds: int) -> str:

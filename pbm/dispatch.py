@@ -13,13 +13,14 @@ from datetime import timedelta
 from . import commands  # noqa: F401  (registers every command with the grammar)
 from .boards import Board
 from .clock import DAY, now, parse_stamp, show_time, stamp
+from .failures import TransientError, is_transient
 from .grammar import GrammarError, mask_unparsed, normalize, parse, with_suggestion
 from .mailout import Mail, deliver, queue
-from .replies import LIFETIME as TOKEN_LIFETIME, Grant, mac_matches, new_token, reply_address
-from .replies import split_token, token_command
-from .request import Request, Result
 from .plugins import GameCatalog, get_migration_sets, registered_game
 from .ratings import rating_lines
+from .replies import LIFETIME as TOKEN_LIFETIME
+from .replies import Grant, mac_matches, new_token, reply_address, split_token, token_command
+from .request import Request, Result
 from .security import (
     hash_password,
     login_lock,
@@ -28,7 +29,6 @@ from .security import (
     password_check_needed,
     verify_password,
 )
-from .failures import TransientError, is_transient
 from .store import Store
 from .summary import board_context
 from .templating import text_environment
@@ -480,7 +480,7 @@ class Context:
     def _grammar_advice(self, error: GrammarError) -> str:
         """What to send instead; for a game's command without the game, the games of the
         boards the named user plays (and which of them has the board number given)."""
-        if not normalize(self.request.text) and any(l.strip() for l in self.request.body_lines):
+        if not normalize(self.request.text) and any(line.strip() for line in self.request.body_lines):
             return ("Your Subject line is empty: the command goes in the Subject, and the body "
                     "is a comment for the other players. Send the mail again with the command "
                     "as its Subject.")

@@ -6,8 +6,8 @@ touching the database, so the same words mean the same thing through every door.
 
 import difflib
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 from .game import GAME_NAME_RE
 

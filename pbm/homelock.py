@@ -36,7 +36,9 @@ def handling_mail(home: Path):
         try:
             fcntl.flock(descriptor, fcntl.LOCK_SH | fcntl.LOCK_NB)
         except BlockingIOError:
-            raise TransientError("a restore is under way: mail waits until `pbm restore` ends")
+            raise TransientError(
+                "a restore is under way: mail waits until `pbm restore` ends"
+            ) from None
         yield
     finally:
         os.close(descriptor)
@@ -56,7 +58,9 @@ def no_mail_handled(home: Path, wait_seconds: float):
                 break
             except BlockingIOError:
                 if time.monotonic() >= deadline:
-                    raise TransientError("mail is being handled: try `pbm restore` again")
+                    raise TransientError(
+                        "mail is being handled: try `pbm restore` again"
+                    ) from None
                 time.sleep(POLL_SECONDS)
         yield
     finally:

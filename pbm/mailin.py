@@ -12,9 +12,16 @@ from email import policy
 from email.parser import BytesHeaderParser, BytesParser
 from email.utils import getaddresses
 
+from .bounds import (
+    MAX_HEADER_BLOCK_BYTES,
+    TooComplex,
+    check_parsed,
+    check_raw,
+    header_problem,
+    headers_of,
+    split_headers,
+)
 from .headers import MESSAGE_ID_RE, HeaderError, checked_address, message_id_token
-from .bounds import (MAX_HEADER_BLOCK_BYTES, TooComplex, check_parsed, check_raw, header_problem,
-                     headers_of, split_headers)
 from .request import Request
 
 MAX_COMMENT_LINES = 100
@@ -72,8 +79,8 @@ def _is_reply_header(lines, i) -> bool:
     if any(lowered.startswith(marker) for marker in FORWARD_MARKERS):
         return True
     if lowered.startswith("from:"):
-        following = [l.strip().lower() for l in lines[i + 1 : i + 4]]
-        return any(l.startswith(("sent:", "date:", "to:")) for l in following)
+        following = [line.strip().lower() for line in lines[i + 1 : i + 4]]
+        return any(line.startswith(("sent:", "date:", "to:")) for line in following)
     return False
 
 

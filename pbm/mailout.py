@@ -144,7 +144,6 @@ def _smtp_send(config, row) -> dict:
     security = config.get("smtp.security") or "none"
     # deferred: start-up speed of the mail pipe; only SMTP delivery needs them
     import smtplib
-    import socket
 
     timeout = config.number("smtp.timeout")
     recipients = row.recipients
@@ -166,7 +165,7 @@ def _smtp_send(config, row) -> dict:
         if 400 <= error.smtp_code < 500:
             raise TransientDeliveryError(detail) from error
         raise PermanentDeliveryError(detail) from error
-    except (smtplib.SMTPException, OSError, socket.timeout) as error:
+    except (TimeoutError, smtplib.SMTPException, OSError) as error:
         raise TransientDeliveryError(f"{type(error).__name__}: {error}") from error
 
 

@@ -1,7 +1,7 @@
 """Vacations (docs/spec/server.md §9.4): a self-service pause of nags, forfeits and auto-accepts."""
 
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from .clock import parse_stamp, show_duration, show_time
 
@@ -18,7 +18,7 @@ class VacationState:
 
 
 def _year_bounds(moment: datetime):
-    start = datetime(moment.year, 1, 1, tzinfo=timezone.utc)
+    start = datetime(moment.year, 1, 1, tzinfo=UTC)
     return start, start.replace(year=moment.year + 1)
 
 

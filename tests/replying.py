@@ -27,10 +27,10 @@ def reply_mail(original, sender, answer, style="top", comment="") -> bytes:
     message["In-Reply-To"] = original["Message-ID"]
     message["References"] = original["Message-ID"]
     if style == "top":
-        text = "\n".join(own + ["", attribution] + ["> " + l for l in lines]) + "\n"
+        text = "\n".join(own + ["", attribution] + ["> " + line for line in lines]) + "\n"
         message.set_content(text)
     elif style == "bottom":
-        text = "\n".join([attribution] + ["> " + l for l in lines] + [""] + own
+        text = "\n".join([attribution] + ["> " + line for line in lines] + [""] + own
                          + ["", "-- ", "Sent from my phone"]) + "\n"
         message.set_content(text)
     elif style == "outlook":
@@ -38,8 +38,8 @@ def reply_mail(original, sender, answer, style="top", comment="") -> bytes:
                   f"To: {original['To']}", f"Subject: {original['Subject']}"]
         message.set_content("\n".join(own + ["", "_" * 32] + header + [""] + lines) + "\n")
     elif style == "html":
-        mine = "".join(f"<div>{html.escape(l) or '<br>'}</div>" for l in own)
-        quoted = "<br>".join(html.escape(l) for l in lines)
+        mine = "".join(f"<div>{html.escape(line) or '<br>'}</div>" for line in own)
+        quoted = "<br>".join(html.escape(line) for line in lines)
         message.set_content(
             f'<html><body><div dir="ltr">{mine}</div><br><div class="gmail_quote">'
             f'<div dir="ltr" class="gmail_attr">{html.escape(attribution)}<br></div>'

@@ -5,6 +5,7 @@ and 10 s of CPU: each exits 0 with "could not read your mail" to the sender, or 
 answer when the address to answer is itself what cannot be read. Mail just inside the
 limits is answered as usual."""
 
+import itertools
 import random
 import resource
 import subprocess
@@ -29,11 +30,12 @@ def limited():
     resource.setrlimit(resource.RLIMIT_CPU, (CPU_SECONDS, CPU_SECONDS))
 
 
-def mail(headers: bytes, body: bytes = b"hello\r\n", sender: bytes = SENDER.encode(),
-         number=[0]) -> bytes:
-    number[0] += 1
+MAIL_NUMBERS = itertools.count(1)
+
+
+def mail(headers: bytes, body: bytes = b"hello\r\n", sender: bytes = SENDER.encode()) -> bytes:
     raw = (b"From: " + sender + b"\r\nTo: pbm@localhost\r\nMessage-ID: <bounded-%d@test>\r\n"
-           % number[0] + headers + b"\r\n" + body)
+           % next(MAIL_NUMBERS) + headers + b"\r\n" + body)
     assert len(raw) <= SIZE_LIMIT, len(raw)
     return raw
 
@@ -129,7 +131,7 @@ def test_hostile_shapes_end_with_an_answer_under_resource_limits(home_env, name,
     home, env = home_env
     seen = set()
     rng = random.Random(name)
-    for variant in range(STRESS_FACTOR):
+    for _variant in range(STRESS_FACTOR):
         raw = build(rng, 1)
         result = run_limited(env, raw)
         assert result.returncode == 0, (name, result.returncode, result.stderr.decode()[-2000:])

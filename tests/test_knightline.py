@@ -388,7 +388,7 @@ def test_a_wide_board_is_drawn_in_panels_of_at_most_76_columns():
     rows_with_y0 = [line for line in lines if line.startswith("   0 ")]
     assert len(rows_with_y0) == 3
     shown = " ".join(rows_with_y0).split()
-    for x, y, seat, height in stacks:
+    for _x, _y, seat, height in stacks:
         assert f"{'WBR'[seat]}{height}" in shown
     assert shown.count(".") == 2  # the margin: one column on either side
     assert "W28" in shown and "B29" in shown and "R30" in shown

@@ -77,7 +77,7 @@ def test_full_three_player_game_by_mail(
         )
         got = inbox(home, seen)
         assert sorted(got) == ADDRESSES, f"ply {ply}: one mail to each player"
-        for address, [mail] in got.items():
+        for _address, [mail] in got.items():
             body = mail.get_content()
             assert f"{mover} writes:\nply {ply}" in body
             if ply < len(moves):

@@ -104,7 +104,7 @@ def test_a_game_with_the_swap_by_mail(project_env, tmp_path):
         send(env, f"{userid}@example.org", command(userid, move, f"#{ply}"))
         got = inbox(home, seen)
         assert sorted(got) == ["alice@example.org", "bob@example.org"]
-        for address, [mail] in got.items():
+        for [mail] in got.values():
             body = mail.get_content()
             if ply == 2:
                 assert "bob has swapped sides." in body

@@ -20,7 +20,7 @@ def test_twelve_address_changes_send_the_stranger_three_mails(harness, clock):
     harness.signup("alice")
     clock("2026-04-01T10:00:00")
     harness.new_mails()
-    for n in range(12):
+    for _n in range(12):
         harness.ok(f"change address alice secret alice@example.org {VICTIM}",
                    sender="alice@example.org")
         harness.ok("change address alice secret alice@example.org", sender="alice@example.org")

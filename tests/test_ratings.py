@@ -131,7 +131,7 @@ def test_history_lists_rated_games(league):
     assert lines[3].endswith("    103  TIE             1  carol alice")
     assert lines[1][:4].isdigit() and len(lines[1].split("  ")[0]) == len("2026-01-01 12:00")
     only_carol = league.ok("knightpanic history carol", sender=None).printed[0].body
-    assert [l for l in only_carol.split("\n")[2:] if l][1].endswith("    103  TIE          1  carol alice")
+    assert [line for line in only_carol.split("\n")[2:] if line][1].endswith("    103  TIE          1  carol alice")
 
 
 def test_rebuild_reproduces_the_ratings(league):

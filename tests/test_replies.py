@@ -7,7 +7,8 @@ import random
 import re
 
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from pbm.boards import Board
 from pbm.dispatch import Context, open_server

@@ -62,7 +62,7 @@ def test_sessions_beyond_the_cap_get_421(project_env, tmp_path):
         assert greeting(extra).startswith(b"421")
         assert extra.recv(1024) == b""  # and closed
         held.pop().close()
-        for attempt in range(50):  # the freed slot is counted back when the close arrives
+        for _attempt in range(50):  # the freed slot is counted back when the close arrives
             again = socket.create_connection(("127.0.0.1", port))
             if greeting(again).startswith(b"220"):
                 break

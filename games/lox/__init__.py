@@ -35,7 +35,7 @@ def needed_to_control(board: RhombusBoard, cell: Cell) -> int:
     return board.neighbour_count[cell] // 2 + 1
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _cell_table(size: int) -> tuple[tuple[int, int, int, str], ...]:
     """Per cell in notation order: (q, r, stones needed to control it, name)."""
     board = RhombusBoard(size)

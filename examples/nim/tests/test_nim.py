@@ -5,10 +5,10 @@ and its templates through the entry point, as a server does.
 """
 
 import pytest
+from pbm_nim import Nim
 
 from pbm.game import MoveError, OptionError
 from pbm.testing import check_game, play, random_game
-from pbm_nim import Nim
 
 game = Nim()
 
