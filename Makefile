@@ -27,7 +27,10 @@ demo: $(INSTALLED)
 	rm -rf $(DEMO_HOME)
 	PBM_HOME=$(DEMO_HOME) $(BIN)/python tools/demo.py
 
+# Lint and format check first (ruff, configured in pyproject.toml), then the whole suite.
 test: $(TEST_INSTALLED)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
 	$(BIN)/python -m pytest
 
 # Needs root: installs Postfix (from the distribution) when missing, deploys pbm behind it

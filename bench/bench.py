@@ -118,16 +118,27 @@ def per_message_cost(workdir: Path, runs: int):
     pbm(home, GAME, "challenge", "white", "black", f"-size={SIZE}")
     script = move_script(runs)
     env = env_for(home)
-    subprocess.run([sys.executable, "-m", "compileall", "-q", "pbm", "games", "mail_handler.py"],
-                   cwd=ROOT, env=env, check=True, capture_output=True)
+    subprocess.run(
+        [sys.executable, "-m", "compileall", "-q", "pbm", "games", "mail_handler.py"],
+        cwd=ROOT,
+        env=env,
+        check=True,
+        capture_output=True,
+    )
     handler, bare = [], []
     for ply, move in enumerate(script, start=1):
         userid = "white" if ply % 2 else "black"
-        raw = mail(f"{userid}@bench.example",
-                   f"{GAME} move 101 {userid} secret {move}#{ply}", ply).as_bytes()
+        raw = mail(
+            f"{userid}@bench.example", f"{GAME} move 101 {userid} secret {move}#{ply}", ply
+        ).as_bytes()
         start = time.perf_counter()
-        subprocess.run([sys.executable, str(ROOT / "mail_handler.py")], input=raw, env=env,
-                       check=True, cwd=ROOT)
+        subprocess.run(
+            [sys.executable, str(ROOT / "mail_handler.py")],
+            input=raw,
+            env=env,
+            check=True,
+            cwd=ROOT,
+        )
         handler.append(time.perf_counter() - start)
         start = time.perf_counter()
         subprocess.run([sys.executable, "-c", "pass"], check=True)
@@ -135,8 +146,12 @@ def per_message_cost(workdir: Path, runs: int):
     moved = pbm(home, GAME, "show", "101").output
     assert f"{len(script)} White" in moved or f"): {script[-1]}" in moved, "moves not played"
     h, b = statistics.median(handler) * 1000, statistics.median(bare) * 1000
-    report("move mail through mail_handler.py (median)", f"{h:.1f} ms",
-           f"python -c pass {b:.1f} ms", f"{h / b:.1f}x")
+    report(
+        "move mail through mail_handler.py (median)",
+        f"{h:.1f} ms",
+        f"python -c pass {b:.1f} ms",
+        f"{h / b:.1f}x",
+    )
     return h
 
 
@@ -184,15 +199,32 @@ def serve_throughput(workdir: Path, messages: int, boards: int):
     plies = messages // boards
     scripts = [move_script(plies) for _ in range(boards)]
     port = _free_port()
-    process = subprocess.Popen([str(PBM), "--home", str(home), "serve", "--port", str(port)],
-                               env=env_for(home), stdout=subprocess.PIPE, cwd=ROOT)
+    process = subprocess.Popen(
+        [str(PBM), "--home", str(home), "serve", "--port", str(port)],
+        env=env_for(home),
+        stdout=subprocess.PIPE,
+        cwd=ROOT,
+    )
     assert b"listening" in process.stdout.readline()
     try:
         sender = subprocess.run(
-            [sys.executable, __file__, "--send", str(port), json.dumps(
-                [[b, p, players[b][(p - 1) % 2], scripts[b][p - 1]]
-                 for p in range(1, plies + 1) for b in range(boards)])],
-            capture_output=True, check=True, text=True)
+            [
+                sys.executable,
+                __file__,
+                "--send",
+                str(port),
+                json.dumps(
+                    [
+                        [b, p, players[b][(p - 1) % 2], scripts[b][p - 1]]
+                        for p in range(1, plies + 1)
+                        for b in range(boards)
+                    ]
+                ),
+            ],
+            capture_output=True,
+            check=True,
+            text=True,
+        )
         seconds = float(sender.stdout.strip())
     finally:
         process.send_signal(signal.SIGTERM)
@@ -201,11 +233,18 @@ def serve_throughput(workdir: Path, messages: int, boards: int):
     assert f"): {scripts[0][-1]}" in shown.split("\n\n\n")[0], "the moves were not all played"
     rate = boards * plies / seconds
     raw = raw_sqlite_rate(workdir, 2000)
-    report("pbm serve: move mails over SMTP", f"{rate:.0f} per second",
-           f"raw SQLite write transactions {raw:.0f} per second", f"{rate / raw:.2f}")
+    report(
+        "pbm serve: move mails over SMTP",
+        f"{rate:.0f} per second",
+        f"raw SQLite write transactions {raw:.0f} per second",
+        f"{rate / raw:.2f}",
+    )
     cost = argon2_cost(20)
-    report("argon2id password check (m=19 MiB, t=2, p=1)", f"{cost:.1f} ms each",
-           f"{1000 / cost:.0f} checks per second per core")
+    report(
+        "argon2id password check (m=19 MiB, t=2, p=1)",
+        f"{cost:.1f} ms each",
+        f"{1000 / cost:.0f} checks per second per core",
+    )
     return rate, raw
 
 
@@ -221,9 +260,13 @@ def send_over_smtp(port: int, plan: list):
     def session(board):
         with smtplib.SMTP("127.0.0.1", port, timeout=300) as client:
             for ply, userid, move in by_board[board]:
-                client.send_message(mail(f"{userid}@bench.example",
-                                         f"{GAME} move {101 + board} {userid} secret {move}#{ply}",
-                                         f"{board}-{ply}"))
+                client.send_message(
+                    mail(
+                        f"{userid}@bench.example",
+                        f"{GAME} move {101 + board} {userid} secret {move}#{ply}",
+                        f"{board}-{ply}",
+                    )
+                )
 
     start = time.perf_counter()
     with ThreadPoolExecutor(len(by_board)) as pool:
@@ -257,16 +300,39 @@ def populate(home: Path, finished: int, users: int):
         for n in range(finished):
             a, b = f"u{(2 * n) % users:05d}", f"u{(2 * n + 1) % users:05d}"
             board_id = store.boards.create(
-                game=GAME, number=store.boards.next_number(GAME),
+                game=GAME,
+                number=store.boards.next_number(GAME),
                 options={"size": 11, "control": False},
-                seed=n, nag_days=7, forfeit_days=21, total_days=0, created_at=at, userids=[a, b],
-                rated=True)
+                seed=n,
+                nag_days=7,
+                forfeit_days=21,
+                total_days=0,
+                created_at=at,
+                userids=[a, b],
+                rated=True,
+            )
             for ply, (seat, text) in enumerate([(0, "f6"), (1, "g7")], start=1):
-                store.boards.append_ply(board_id, ply=ply, seat=seat, userid=(a, b)[seat], kind="move",
-                                  text=text, auto=False, charged=60, at=at)
+                store.boards.append_ply(
+                    board_id,
+                    ply=ply,
+                    seat=seat,
+                    userid=(a, b)[seat],
+                    kind="move",
+                    text=text,
+                    auto=False,
+                    charged=60,
+                    at=at,
+                )
             store.boards.set_status(board_id, "finished", finished_at=at)
-            store.ratings.add_result(game=GAME, board_id=board_id, finished_at=at, rated=True,
-                             points=1, reason="bench", scores=[(a, 0.0), (b, 1.0)])
+            store.ratings.add_result(
+                game=GAME,
+                board_id=board_id,
+                finished_at=at,
+                rated=True,
+                points=1,
+                reason="bench",
+                scores=[(a, 0.0), (b, 1.0)],
+            )
     store.close()
 
 
@@ -286,15 +352,19 @@ def command_latency(home: Path, plies: int, repeats: int):
     with open_server(config) as server:
         for ply, move in enumerate(script, start=1):
             userid = "longw" if ply % 2 else "longb"
-            request = Request(text=f"{GAME} move {number} {userid} secret {move}#{ply}",
-                              sender=f"{userid}@bench.example", key=f"lat-{ply}-{random.random()}")
+            request = Request(
+                text=f"{GAME} move {number} {userid} secret {move}#{ply}",
+                sender=f"{userid}@bench.example",
+                key=f"lat-{ply}-{random.random()}",
+            )
             start = time.perf_counter()
             assert server.execute(request).ok
             if ply > plies:
                 moves.append(time.perf_counter() - start)
                 start = time.perf_counter()
-                assert server.execute(Request(text=f"{GAME} show {number}",
-                                              sender="watcher@bench.example")).ok
+                assert server.execute(
+                    Request(text=f"{GAME} show {number}", sender="watcher@bench.example")
+                ).ok
                 shows.append(time.perf_counter() - start)
     return statistics.median(moves) * 1000, statistics.median(shows) * 1000
 
@@ -308,10 +378,18 @@ def scaling(workdir: Path, big_boards: int, users: int, plies: int, repeats: int
     populate(big, big_boards, users)
     filled = time.perf_counter() - start
     big_move, big_show = command_latency(big, plies, repeats)
-    report(f"move, {big_boards} finished boards and {users} users, game of {plies}+ plies",
-           f"{big_move:.1f} ms", f"100 boards {small_move:.1f} ms", f"{big_move / small_move:.2f}")
-    report(f"show, {big_boards} finished boards and {users} users",
-           f"{big_show:.1f} ms", f"100 boards {small_show:.1f} ms", f"{big_show / small_show:.2f}")
+    report(
+        f"move, {big_boards} finished boards and {users} users, game of {plies}+ plies",
+        f"{big_move:.1f} ms",
+        f"100 boards {small_move:.1f} ms",
+        f"{big_move / small_move:.2f}",
+    )
+    report(
+        f"show, {big_boards} finished boards and {users} users",
+        f"{big_show:.1f} ms",
+        f"100 boards {small_show:.1f} ms",
+        f"{big_show / small_show:.2f}",
+    )
     print(f"   (filling the big database took {filled:.0f} s)")
     return big_move / small_move, big_show / small_show
 
@@ -348,10 +426,14 @@ def engines(playouts: int):
                 plies += 1
         elapsed = time.perf_counter() - start
         worst_overall = max(worst_overall, worst)
-        report(f"{name} engine ({', '.join(f'{k}={v}' for k, v in options.items() if not isinstance(v, bool)) or 'defaults'})",
-               f"{listings:.0f} legal-move listings/s at the start; "
-               f"{playouts / elapsed:.1f} random playouts/s ({plies / elapsed:.0f} plies/s); "
-               f"slowest listing {worst * 1000:.2f} ms", "limit 5 ms", f"{worst * 1000 / 5:.2f}")
+        report(
+            f"{name} engine ({', '.join(f'{k}={v}' for k, v in options.items() if not isinstance(v, bool)) or 'defaults'})",
+            f"{listings:.0f} legal-move listings/s at the start; "
+            f"{playouts / elapsed:.1f} random playouts/s ({plies / elapsed:.0f} plies/s); "
+            f"slowest listing {worst * 1000:.2f} ms",
+            "limit 5 ms",
+            f"{worst * 1000 / 5:.2f}",
+        )
     return worst_overall
 
 
@@ -364,8 +446,10 @@ def machine() -> str:
                 break
     except OSError:
         pass
-    return (f"{platform.system()} {platform.release()}, {cpu}, {os.cpu_count()} cores, "
-            f"Python {platform.python_version()}, SQLite {sqlite3.sqlite_version}")
+    return (
+        f"{platform.system()} {platform.release()}, {cpu}, {os.cpu_count()} cores, "
+        f"Python {platform.python_version()}, SQLite {sqlite3.sqlite_version}"
+    )
 
 
 def write_markdown(path: Path):
@@ -393,8 +477,13 @@ def main():
         if "serve" in wanted:
             serve_throughput(work, 60 if args.quick else 400, 4 if args.quick else 8)
         if "scaling" in wanted:
-            scaling(work, 2000 if args.quick else 100_000, 500 if args.quick else 10_000,
-                    40 if args.quick else 200, 10 if args.quick else 30)
+            scaling(
+                work,
+                2000 if args.quick else 100_000,
+                500 if args.quick else 10_000,
+                40 if args.quick else 200,
+                10 if args.quick else 30,
+            )
         if "engines" in wanted:
             engines(3 if args.quick else 20)
     if args.markdown:

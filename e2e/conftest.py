@@ -64,16 +64,23 @@ virtual_gid_maps = static:{NOBODY}
 def run(*argv, check=True, **kwargs):
     result = subprocess.run(argv, text=True, capture_output=True, **kwargs)
     if check and result.returncode:
-        raise AssertionError(f"{' '.join(argv)} exited {result.returncode}\n{result.stdout}{result.stderr}")
+        raise AssertionError(
+            f"{' '.join(argv)} exited {result.returncode}\n{result.stdout}{result.stderr}"
+        )
     return result
 
 
 def as_pbm(*argv, check=False, **kwargs):
-    return run("runuser", "-u", "pbm", "--", "env", f"PBM_HOME={PBM_HOME}", *argv, check=check, **kwargs)
+    return run(
+        "runuser", "-u", "pbm", "--", "env", f"PBM_HOME={PBM_HOME}", *argv, check=check, **kwargs
+    )
 
 
 def postfix_running() -> bool:
-    return shutil.which("postfix") is not None and run("postfix", "status", check=False).returncode == 0
+    return (
+        shutil.which("postfix") is not None
+        and run("postfix", "status", check=False).returncode == 0
+    )
 
 
 def missing_packages():
@@ -88,12 +95,18 @@ def install_packages(packages, journal):
         policy.chmod(0o755)
         journal.add("remove", str(policy))
     subprocess.run(
-        ["debconf-set-selections"], input="postfix postfix/main_mailer_type select No configuration\n",
-        text=True, check=True,
+        ["debconf-set-selections"],
+        input="postfix postfix/main_mailer_type select No configuration\n",
+        text=True,
+        check=True,
     )
     env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
     subprocess.run(["apt-get", "update", "-qq"], check=True, env=env)
-    subprocess.run(["apt-get", "install", "-y", "-qq", "--no-install-recommends", *packages], check=True, env=env)
+    subprocess.run(
+        ["apt-get", "install", "-y", "-qq", "--no-install-recommends", *packages],
+        check=True,
+        env=env,
+    )
 
 
 def keep_file(path: Path, journal):
@@ -115,9 +128,18 @@ def port_is_free(port: int) -> bool:
 def copy_source():
     """The checkout as an operator would have it in /srv/pbm: no venv, no local state."""
     shutil.copytree(
-        ROOT, INSTALL_DIR, symlinks=True,
+        ROOT,
+        INSTALL_DIR,
+        symlinks=True,
         ignore=shutil.ignore_patterns(
-            ".git", ".venv", ".demo-home", "__pycache__", ".pytest_cache", ".hypothesis", "*.egg-info", "build",
+            ".git",
+            ".venv",
+            ".demo-home",
+            "__pycache__",
+            ".pytest_cache",
+            ".hypothesis",
+            "*.egg-info",
+            "build",
         ),
     )
 
@@ -170,7 +192,10 @@ def _stop_process(pid: int):
     except (OSError, KeyError, IndexError):
         return
     for _ in range(300):
-        if not Path(f"/proc/{pid}").exists() or "State:\tZ" in Path(f"/proc/{pid}/status").read_text():
+        if (
+            not Path(f"/proc/{pid}").exists()
+            or "State:\tZ" in Path(f"/proc/{pid}/status").read_text()
+        ):
             return
         time.sleep(0.1)
     os.kill(pid, signal.SIGKILL)
@@ -202,9 +227,14 @@ def mail_host():
     try:
         # A run killed halfway left its journal: undo what it did before looking at the host.
         journal.undo()
-        for sign, what in ((INSTALL_DIR.exists(), str(INSTALL_DIR)), (_user_exists("pbm"), "a pbm user")):
+        for sign, what in (
+            (INSTALL_DIR.exists(), str(INSTALL_DIR)),
+            (_user_exists("pbm"), "a pbm user"),
+        ):
             if sign:
-                pytest.fail(f"this host already has {what}; make e2e only runs where it can clean up after itself")
+                pytest.fail(
+                    f"this host already has {what}; make e2e only runs where it can clean up after itself"
+                )
         journal.add("remove tree", str(WORK))
         shutil.rmtree(WORK, ignore_errors=True)
         WORK.mkdir(parents=True)
@@ -259,5 +289,7 @@ def wait_for(condition, what: str, deadline=DELIVERY_DEADLINE_SECONDS):
         if value:
             return value
         if time.monotonic() > end:
-            pytest.fail(f"gave up waiting for {what}\n--- mail log ---\n{MAILLOG.read_text()[-4000:]}")
+            pytest.fail(
+                f"gave up waiting for {what}\n--- mail log ---\n{MAILLOG.read_text()[-4000:]}"
+            )
         time.sleep(0.2)

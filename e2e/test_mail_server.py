@@ -52,14 +52,18 @@ class Mailboxes:
 
     def take(self, expected: dict) -> dict:
         """Wait for `expected[player]` new messages each, then return them parsed."""
-        wait_for(lambda: all(len(self.unseen(p)) >= n for p, n in expected.items()),
-                 f"replies {expected}")
+        wait_for(
+            lambda: all(len(self.unseen(p)) >= n for p, n in expected.items()),
+            f"replies {expected}",
+        )
         got = {}
         for player in PLAYERS:
             paths = self.unseen(player)
             self.seen.update(paths)
             self.total[player] += len(paths)
-            got[player] = [email.message_from_bytes(p.read_bytes(), policy=email.policy.default) for p in paths]
+            got[player] = [
+                email.message_from_bytes(p.read_bytes(), policy=email.policy.default) for p in paths
+            ]
         return got
 
 
@@ -82,8 +86,11 @@ def send(player, subject, body=""):
     """Alice uses the local sendmail, Bob talks SMTP to 127.0.0.1:25."""
     message = command_mail(player, subject, body)
     if player == "alice":
-        subprocess.run(["/usr/sbin/sendmail", "-i", "-f", ADDRESS[player], "-t"],
-                       input=message.as_bytes(), check=True)
+        subprocess.run(
+            ["/usr/sbin/sendmail", "-i", "-f", ADDRESS[player], "-t"],
+            input=message.as_bytes(),
+            check=True,
+        )
     else:
         with smtplib.SMTP("127.0.0.1", 25, local_hostname=f"laptop.{PLAYER_DOMAIN}") as client:
             client.send_message(message, from_addr=ADDRESS[player], to_addrs=[SERVER])
@@ -120,14 +127,23 @@ class DatabaseLock:
 
     def __enter__(self):
         self.holder = subprocess.Popen(
-            ["runuser", "-u", "pbm", "--", str(INSTALL_DIR / ".venv" / "bin" / "python"), "-c",
-             "import sqlite3, sys\n"
-             "db = sqlite3.connect(sys.argv[1], isolation_level=None)\n"
-             "db.execute('BEGIN IMMEDIATE')\n"
-             "print('locked', flush=True)\n"
-             "sys.stdin.read()\n",
-             str(PBM_HOME / "pbm.db")],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+            [
+                "runuser",
+                "-u",
+                "pbm",
+                "--",
+                str(INSTALL_DIR / ".venv" / "bin" / "python"),
+                "-c",
+                "import sqlite3, sys\n"
+                "db = sqlite3.connect(sys.argv[1], isolation_level=None)\n"
+                "db.execute('BEGIN IMMEDIATE')\n"
+                "print('locked', flush=True)\n"
+                "sys.stdin.read()\n",
+                str(PBM_HOME / "pbm.db"),
+            ],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
         )
         self.running = self.journal.add("stop process", self.holder.pid)
         assert self.holder.stdout.readline().strip() == "locked"
@@ -157,8 +173,10 @@ def play_game(journal, mailboxes, board, deferral_fragments):
             deferred_before = len(log_lines(*deferral_fragments))
             with DatabaseLock(journal):
                 send(mover, subject, body=f"ply {ply}")
-                wait_for(lambda before=deferred_before: len(log_lines(*deferral_fragments)) > before,
-                         "Postfix to defer the mail while the database is locked")
+                wait_for(
+                    lambda before=deferred_before: len(log_lines(*deferral_fragments)) > before,
+                    "Postfix to defer the mail while the database is locked",
+                )
                 assert not queue_is_empty()
                 assert mailboxes.unseen("alice") == [] and mailboxes.unseen("bob") == []
             run("postqueue", "-f")
@@ -206,7 +224,9 @@ TRANSPORT = "/etc/postfix/transport"
 def route_server_to(line: str):
     """Put `line` in place of the server's route in the transport map, as an operator
     switching between the README's ways would, and tell Postfix."""
-    routes = [(INSTALL_DIR / "deploy" / name).read_text() for name in ("transport", "transport.serve")]
+    routes = [
+        (INSTALL_DIR / "deploy" / name).read_text() for name in ("transport", "transport.serve")
+    ]
     with open(TRANSPORT, encoding="utf-8") as current:
         text = current.read()
     for route in routes:
@@ -230,9 +250,19 @@ def pbm_serve(mail_host):
     [exec_start] = unit["ExecStart"]
     # setpriv execs (runuser would stay in between): SIGTERM reaches pbm serve as systemd's would.
     server = subprocess.Popen(
-        ["setpriv", f"--reuid={user}", f"--regid={group}", "--init-groups", "--reset-env",
-         "env", *unit["Environment"], *shlex.split(exec_start)],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        [
+            "setpriv",
+            f"--reuid={user}",
+            f"--regid={group}",
+            "--init-groups",
+            "--reset-env",
+            "env",
+            *unit["Environment"],
+            *shlex.split(exec_start),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
     )
     running = mail_host.add("stop process", server.pid)
     assert "listening on 127.0.0.1:2525" in server.stdout.readline()
@@ -244,7 +274,12 @@ def pbm_serve(mail_host):
 
 
 def test_the_same_game_through_pbm_serve_as_the_relay_target(mail_host, pbm_serve, mailboxes):
-    play_game(mail_host, mailboxes, 102, ("to=<pbm@", "relay=127.0.0.1[127.0.0.1]:2525", "status=deferred", " 451 "))
+    play_game(
+        mail_host,
+        mailboxes,
+        102,
+        ("to=<pbm@", "relay=127.0.0.1[127.0.0.1]:2525", "status=deferred", " 451 "),
+    )
     wait_for(queue_is_empty, "an empty mail queue")
 
 
@@ -270,10 +305,15 @@ def test_the_pipes_of_the_pbm_user_work_without_a_transport(mail_host, mailboxes
         assert_sane(reply, "alice")
         assert reply["In-Reply-To"] == command["Message-ID"]
         assert "102" in reply["Subject"] and "Game won by alice." in reply.get_content()
+
         # The reply can arrive before the command has exited and Postfix has logged it.
-        delivered = lambda: log_lines("to=<pbm@", "relay=local", "status=sent (delivered to command:")  # noqa: E731
-        wait_for(lambda: len(delivered()) == (1 if pipe == "~pbm/.forward" else 2),
-                 "Postfix to log the delivery to the pipe")
+        def delivered():
+            return log_lines("to=<pbm@", "relay=local", "status=sent (delivered to command:")
+
+        wait_for(
+            lambda: len(delivered()) == (1 if pipe == "~pbm/.forward" else 2),
+            "Postfix to log the delivery to the pipe",
+        )
     finally:
         if pipe != "~pbm/.forward":
             run("postconf", "-e", "alias_maps =")
@@ -295,7 +335,14 @@ def test_the_cron_lines_install_and_run_as_pbm(mail_host):
 
 
 @pytest.mark.parametrize(
-    "breakage", ["wrong owner", "unwritable home", "missing database", "unparsable pbm.ini", "bad value in pbm.ini"]
+    "breakage",
+    [
+        "wrong owner",
+        "unwritable home",
+        "missing database",
+        "unparsable pbm.ini",
+        "bad value in pbm.ini",
+    ],
 )
 def test_pbm_check_names_what_the_operator_broke(mail_host, breakage):
     database, ini = PBM_HOME / "pbm.db", PBM_HOME / "pbm.ini"
@@ -329,9 +376,13 @@ def test_postfix_ends_with_an_empty_queue_and_a_clean_log(mailboxes):
     assert queue_is_empty()
     outbox = as_pbm(str(INSTALL_DIR / ".venv" / "bin" / "pbm"), "outbox", "list")
     assert outbox.stdout.splitlines()[0] == (
-        "The delivery queue is empty: no mail is waiting to be sent or has failed.")
-    warnings = [line for line in MAILLOG.read_text().splitlines() if any(
-        word in line for word in ("warning:", "error:", "fatal:", "panic:"))]
+        "The delivery queue is empty: no mail is waiting to be sent or has failed."
+    )
+    warnings = [
+        line
+        for line in MAILLOG.read_text().splitlines()
+        if any(word in line for word in ("warning:", "error:", "fatal:", "panic:"))
+    ]
     assert warnings == []
     # Signup, then per board the challenge and nine moves: everything exactly once.
     assert all(not mailboxes.unseen(p) for p in PLAYERS)

@@ -231,9 +231,7 @@ class HexBoard(ABC):
                     firsts[cell][direction] = last
                     if cell in occupied:
                         last = cell
-        return {
-            cell: [other for other in row if other is not None] for cell, row in firsts.items()
-        }
+        return {cell: [other for other in row if other is not None] for cell, row in firsts.items()}
 
     # -- connectivity ------------------------------------------------------------------
 
@@ -253,9 +251,7 @@ class HexBoard(ABC):
             found.append(frozenset(group))
         return found
 
-    def joins(
-        self, cells: Iterable[Cell], edge: Collection[Cell], other: Collection[Cell]
-    ) -> bool:
+    def joins(self, cells: Iterable[Cell], edge: Collection[Cell], other: Collection[Cell]) -> bool:
         """Whether some group of the cells touches both edges (a Hex-style chain)."""
         return any(
             not group.isdisjoint(edge) and not group.isdisjoint(other)
@@ -265,24 +261,19 @@ class HexBoard(ABC):
     # -- subclass hooks ----------------------------------------------------------------
 
     @abstractmethod
-    def _generate_cells(self) -> Iterable[Cell]:
-        ...
+    def _generate_cells(self) -> Iterable[Cell]: ...
 
     @abstractmethod
-    def _corner_cells(self) -> tuple[Cell, ...]:
-        ...
+    def _corner_cells(self) -> tuple[Cell, ...]: ...
 
     @abstractmethod
-    def _format(self, cell: Cell) -> str:
-        ...
+    def _format(self, cell: Cell) -> str: ...
 
     @abstractmethod
-    def _normalise(self, text: str) -> str:
-        ...
+    def _normalise(self, text: str) -> str: ...
 
     @abstractmethod
-    def _explain_bad_name(self, text: str) -> str:
-        ...
+    def _explain_bad_name(self, text: str) -> str: ...
 
 
 @functools.cache
@@ -345,9 +336,7 @@ class RhombusBoard(HexBoard):
         n = self.size
         where = f"the columns are a to {chr(ord('a') + n - 1)} and the rows 1 to {n}"
         if not _NAME_RE.fullmatch(text):
-            return (
-                f'"{text}" is not a cell name: write a column letter and a row number, e.g. e5'
-            )
+            return f'"{text}" is not a cell name: write a column letter and a row number, e.g. e5'
         return f'"{text}" is not a cell of this {n}x{n} board: {where}'
 
     def draw(self, symbols: Symbols, marks: Iterable[Cell] = ()) -> str:

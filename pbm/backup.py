@@ -115,8 +115,9 @@ def _unpack(archive_path: Path, scratch: Path) -> dict:
             found = {}
             for member in archive.getmembers():
                 if member.name not in allowed or not member.isfile() or member.name in found:
-                    raise BackupError(f"{archive_path} is not a pbm backup "
-                                      f"(unexpected member {member.name!r})")
+                    raise BackupError(
+                        f"{archive_path} is not a pbm backup (unexpected member {member.name!r})"
+                    )
                 path = scratch / member.name
                 with archive.extractfile(member) as source, open(path, "wb") as target:
                     while chunk := source.read(1 << 20):
@@ -152,8 +153,10 @@ def _check_database(path: Path) -> list[str]:
         raise BackupError("the backup's database has no pbm schema")
     unknown = sorted(applied - set(core_step_names()))
     if unknown:
-        raise BackupError("the backup was made by a newer pbm (migrations "
-                          f"{', '.join(unknown)} are unknown here): upgrade pbm first")
+        raise BackupError(
+            "the backup was made by a newer pbm (migrations "
+            f"{', '.join(unknown)} are unknown here): upgrade pbm first"
+        )
     report = ["integrity_check: ok"]
     if pending:
         report.append(f"{len(pending)} migrations pending: run `pbm migrate`")

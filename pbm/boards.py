@@ -52,11 +52,26 @@ class Board:
         """A board that lives only in this command: `preview new`."""
         moment = stamp(ctx.now)
         row = BoardRecord(
-            id=None, game=game.name, number=number, status="active",
-            options=json.dumps(options), seed=0, created_at=moment,
-            last_move_at=moment, nag_days=0, forfeit_days=0, total_days=0,
-            comment_author=None, comment_text=None, comment_at=None, archived_at=None,
-            snapshot_state=None, snapshot_ply=None, rated=0, finished_at=None, last_nag_at=None,
+            id=None,
+            game=game.name,
+            number=number,
+            status="active",
+            options=json.dumps(options),
+            seed=0,
+            created_at=moment,
+            last_move_at=moment,
+            nag_days=0,
+            forfeit_days=0,
+            total_days=0,
+            comment_author=None,
+            comment_text=None,
+            comment_at=None,
+            archived_at=None,
+            snapshot_state=None,
+            snapshot_ply=None,
+            rated=0,
+            finished_at=None,
+            last_nag_at=None,
         )
         return cls(ctx, row, seat_userids=userids)
 
@@ -129,8 +144,15 @@ class Board:
             created_at=stamp(moment),
         )
         self.store.boards.append_ply(
-            self.id, ply=ply.ply, seat=seat, userid=ply.userid, kind=kind, text=text,
-            auto=auto, charged=charged, at=ply.created_at,
+            self.id,
+            ply=ply.ply,
+            seat=seat,
+            userid=ply.userid,
+            kind=kind,
+            text=text,
+            auto=auto,
+            charged=charged,
+            at=ply.created_at,
         )
         self.row = self.row._replace(last_move_at=ply.created_at)
         self.position.apply(ply)
@@ -181,9 +203,7 @@ class Board:
             self.store.watching.subscribe(self.id, userid)
 
     def is_withdrawal(self, seat: int) -> bool:
-        return self.position.plies_made < self.position.seats and not self.position.has_played(
-            seat
-        )
+        return self.position.plies_made < self.position.seats and not self.position.has_played(seat)
 
     def queue_resignation(self, seat: int) -> bool:
         """Out of turn, resign is queued for the user's next turn. True when it already was."""
@@ -244,7 +264,9 @@ class Board:
             return False
         userid = self.position.holders[seat]
         days = self.row.total_days
-        self.leave(seat, "forfeit", f"{userid} forfeits: exceeded the total time limit of {days} days.")
+        self.leave(
+            seat, "forfeit", f"{userid} forfeits: exceeded the total time limit of {days} days."
+        )
         return True
 
     # -- votes (docs/spec/server.md §3.6) ----------------------------------------------------
@@ -280,8 +302,13 @@ class Board:
             return
         taken = self.last_decided_ply()
         self.store.boards.undo_plies_from(self.id, taken.ply, stamp(self.ctx.now))
-        self.store.limits.audit(stamp(self.ctx.now), "undo", game=self.game.name, board=self.number,
-                         detail={"ply": taken.ply, "text": taken.text})
+        self.store.limits.audit(
+            stamp(self.ctx.now),
+            "undo",
+            game=self.game.name,
+            board=self.number,
+            detail={"ply": taken.ply, "text": taken.text},
+        )
         self.reload()
         self.save_snapshot()
         # A hidden move stays hidden from the others while the game goes on.
@@ -374,7 +401,10 @@ class Board:
         self.store.boards.drop_snapshot(self.id)
         fresh = Board(self.ctx, self.store.boards.by_id(self.id))
         self.row, self.seat_userids, self.plies, self.position = (
-            fresh.row, fresh.seat_userids, fresh.plies, fresh.position
+            fresh.row,
+            fresh.seat_userids,
+            fresh.plies,
+            fresh.position,
         )
 
     def result(self):
@@ -385,7 +415,8 @@ class Board:
             return []
         return list(
             dict.fromkeys(
-                self.store.watching.board_notifiers(self.id) + self.store.watching.game_notifiers(self.game.name)
+                self.store.watching.board_notifiers(self.id)
+                + self.store.watching.game_notifiers(self.game.name)
             )
         )
 

@@ -24,14 +24,28 @@ MAX_DEPTH = 10
 
 ENCODED_WORD_RE = re.compile(rb"=\?[^?\s]*\?[bBqQ]\?")
 BOUNDARY_RE = re.compile(rb'boundary\s*=\s*(?:"([^"\r\n]{1,200})"|([^\s;"]{1,200}))', re.IGNORECASE)
-CONTAINER_RE = re.compile(rb"^content-type\s*:\s*(?:multipart|message)/", re.IGNORECASE | re.MULTILINE)
+CONTAINER_RE = re.compile(
+    rb"^content-type\s*:\s*(?:multipart|message)/", re.IGNORECASE | re.MULTILINE
+)
 BLANK_LINE_RE = re.compile(rb"\r?\n\r?\n")
 HEADER_START_RE = re.compile(rb"^[^\s:]+[ \t]*:", re.MULTILINE)
 ADDRESS_HEADERS = (b"from", b"reply-to", b"sender", b"return-path")
 # Headers pbm reads through the email package's parser (mailin.py's loop guard and answer).
-READ_HEADERS = {b"from", b"reply-to", b"sender", b"return-path", b"message-id", b"auto-submitted",
-                b"x-auto-response-suppress", b"list-id", b"list-unsubscribe", b"list-post",
-                b"feedback-id", b"precedence", b"mime-version"}
+READ_HEADERS = {
+    b"from",
+    b"reply-to",
+    b"sender",
+    b"return-path",
+    b"message-id",
+    b"auto-submitted",
+    b"x-auto-response-suppress",
+    b"list-id",
+    b"list-unsubscribe",
+    b"list-post",
+    b"feedback-id",
+    b"precedence",
+    b"mime-version",
+}
 
 
 class TooComplex(Exception):
@@ -42,7 +56,7 @@ def split_headers(raw: bytes) -> tuple[bytes, bytes]:
     blank = BLANK_LINE_RE.search(raw)
     if blank is None:
         return raw, b""
-    return raw[: blank.start()], raw[blank.end():]
+    return raw[: blank.start()], raw[blank.end() :]
 
 
 def headers_of(block: bytes) -> list[tuple[bytes, bytes]]:
@@ -88,7 +102,11 @@ def header_problem(name: bytes, value: bytes) -> str | None:
         return f"the {label} header has more than {MAX_PARAMETERS} parameters"
     if name in ADDRESS_HEADERS and max(value.count(b"@"), value.count(b",")) > MAX_ADDRESSES:
         return f"the {label} header has more than {MAX_ADDRESSES} addresses"
-    if name != b"subject" and limit < MAX_HEADER_BYTES and max(value.count(b"("), value.count(b":")) > MAX_SPECIALS:
+    if (
+        name != b"subject"
+        and limit < MAX_HEADER_BYTES
+        and max(value.count(b"("), value.count(b":")) > MAX_SPECIALS
+    ):
         return f"the {label} header has more than {MAX_SPECIALS} comments or groups"
     if b"(" in value and _comment_depth(value) > MAX_COMMENT_NESTING:
         return f"the {label} header nests comments more than {MAX_COMMENT_NESTING} deep"
@@ -119,7 +137,7 @@ def check_raw(raw: bytes) -> None:
     for boundary in boundaries:
         for piece in raw.split(b"\n--" + boundary)[1:]:
             part_block, _ = split_headers(piece.partition(b"\n")[2])
-            for name, value in headers_of(part_block[:MAX_HEADER_BLOCK_BYTES + 1]):
+            for name, value in headers_of(part_block[: MAX_HEADER_BLOCK_BYTES + 1]):
                 problem = header_problem(name, value)
                 if problem:
                     raise TooComplex("a part: " + problem)

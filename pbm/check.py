@@ -17,8 +17,10 @@ MIN_FREE_BYTES = 50 * 1024 * 1024
 def _owner_problem(path: Path) -> str | None:
     owner = path.stat().st_uid
     if owner != os.geteuid():
-        return (f"{path} is owned by uid {owner}, not by uid {os.geteuid()} who runs this check"
-                f" -- run `pbm check` as the service user, or `chown` the home to it")
+        return (
+            f"{path} is owned by uid {owner}, not by uid {os.geteuid()} who runs this check"
+            f" -- run `pbm check` as the service user, or `chown` the home to it"
+        )
     return None
 
 
@@ -60,7 +62,9 @@ def problems(home=None) -> list[str]:
     found += _database_problems(config)
     free = shutil.disk_usage(home).free
     if free < MIN_FREE_BYTES:
-        found.append(f"only {free // (1024 * 1024)} MB free on the disk of {home} -- free disk space")
+        found.append(
+            f"only {free // (1024 * 1024)} MB free on the disk of {home} -- free disk space"
+        )
     return found
 
 
@@ -77,7 +81,9 @@ def _database_problems(config) -> list[str]:
         try:
             verdict = store.integrity_check()
             if verdict != "ok":
-                return found + [f"the database is damaged ({verdict}) -- restore {path} from a backup"]
+                return found + [
+                    f"the database is damaged ({verdict}) -- restore {path} from a backup"
+                ]
             pending = store.pending_migrations([core_migrations()] + get_migration_sets())
         finally:
             store.close()
@@ -85,8 +91,11 @@ def _database_problems(config) -> list[str]:
         cause = unusable_database_cause(error)
         if cause is None:
             raise
-        cure = (f"restore {path} from a backup" if "damaged" in cause else
-                "give the service user write access to the home and the pbm.db files")
+        cure = (
+            f"restore {path} from a backup"
+            if "damaged" in cause
+            else "give the service user write access to the home and the pbm.db files"
+        )
         return found + [f"{cause} -- {cure}"]
     if pending:
         found.append(f"{len(pending)} database migrations pending -- run `pbm migrate`")

@@ -22,11 +22,16 @@ def run_cleanup(server, games=None, mode="full", dry_run=False) -> list[str]:
     report: list[str] = []
     for row in server.store.boards.active(games):
         _in_transaction(
-            server, dry_run, lambda ctx, board_id=row.id: _clean_board(ctx, board_id, mode, report),
-            report, f"board {row.game} {row.number}",
+            server,
+            dry_run,
+            lambda ctx, board_id=row.id: _clean_board(ctx, board_id, mode, report),
+            report,
+            f"board {row.game} {row.number}",
         )
     if mode == "full":
-        _in_transaction(server, dry_run, lambda ctx: _archive(ctx, games, report), report, "archiving")
+        _in_transaction(
+            server, dry_run, lambda ctx: _archive(ctx, games, report), report, "archiving"
+        )
         _in_transaction(
             server, dry_run, lambda ctx: _end_used_up_vacations(ctx, report), report, "vacations"
         )
@@ -34,9 +39,15 @@ def run_cleanup(server, games=None, mode="full", dry_run=False) -> list[str]:
         _in_transaction(server, dry_run, lambda ctx: _prune(ctx, report), report, "pruning")
     if not dry_run:
         # `pbm status` reports when cleanup last ran.
-        _in_transaction(server, dry_run, lambda ctx: ctx.store.limits.audit(
-            stamp(ctx.now), "cleanup", detail={"mode": mode, "steps": len(report)}),
-            report, "recording the run")
+        _in_transaction(
+            server,
+            dry_run,
+            lambda ctx: ctx.store.limits.audit(
+                stamp(ctx.now), "cleanup", detail={"mode": mode, "steps": len(report)}
+            ),
+            report,
+            "recording the run",
+        )
     if mode == "full" and not dry_run:
         server.store.checkpoint()
         flush(server.store, server.config)
@@ -87,7 +98,9 @@ def _clean_board(ctx, board_id, mode, report):
             if mode == "full" and now - start >= forfeit_after:
                 accepted.update(board.position.seats_of(userid))
                 board.events.append(f"{userid} auto-accepts after {row.forfeit_days} days.")
-                report.append(f"{board.title_name}: {userid} auto-accepts the {VOTE_NAMES[vote.kind]}")
+                report.append(
+                    f"{board.title_name}: {userid} auto-accepts the {VOTE_NAMES[vote.kind]}"
+                )
             elif now - created >= nag_after and _may_nag(vote.last_nag_at, None, now):
                 deadline = start + forfeit_after
                 text = (
@@ -143,8 +156,9 @@ def _nag(ctx, board, userid, text):
     title = f"Nag of {board.title_name}"
     summary = ctx.render(
         "mail/board.txt",
-        **ctx.board_context(board, userid, title=title, full_moves=True, timing=True,
-                            next_steps=True),
+        **ctx.board_context(
+            board, userid, title=title, full_moves=True, timing=True, next_steps=True
+        ),
     )
     body = ctx.render("mail/nag.txt", text=text, summary=summary)
     ctx.mail_user(userid, f"Nag: {board.title_name} {userid}", body, "nag", board=board)
@@ -169,8 +183,10 @@ def _end_used_up_vacations(ctx, report):
         state = vacation_state(ctx.store, userid, ctx.now)
         note = f"Your vacation days for {ctx.now.year} are used up, so your vacation has ended."
         ctx.mail_user(
-            userid, f"Vacation off for {userid}",
-            vacation_body(ctx, userid, state, allowance, note=note), "settings",
+            userid,
+            f"Vacation off for {userid}",
+            vacation_body(ctx, userid, state, allowance, note=note),
+            "settings",
         )
         report.append(f"vacation of {userid} ended: allowance used up")
 
@@ -185,12 +201,16 @@ def _digests(ctx, report):
             if board.on_move_userid() != userid:
                 continue
             token = ctx.server.issue_token(board, userid, ctx.now)
-            entries.append({"subject": ctx.board_subject(board, userid),
-                            "state": state_line(board, board.position, None),
-                            "moves": board.position.plies_made,
-                            "last_move_at": show_time(row.last_move_at),
-                            "reply_to": reply_address(ctx.config, token),
-                            "next": next_lines(board, userid)})
+            entries.append(
+                {
+                    "subject": ctx.board_subject(board, userid),
+                    "state": state_line(board, board.position, None),
+                    "moves": board.position.plies_made,
+                    "last_move_at": show_time(row.last_move_at),
+                    "reply_to": reply_address(ctx.config, token),
+                    "next": next_lines(board, userid),
+                }
+            )
         ctx.store.users.set_digest_sent(userid, stamp(ctx.now))
         if entries:
             body = ctx.render("mail/digest.txt", userid=userid, entries=entries)

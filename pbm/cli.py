@@ -24,9 +24,17 @@ class PbmGroup(click.Group):
 
 
 @click.group(cls=PbmGroup, invoke_without_command=False)
-@click.option("--home", type=click.Path(file_okay=False), help="The server's home (default $PBM_HOME or ~/.pbm).")
-@click.option("--from", "sender", metavar="ADDR", help="Act as a mail from ADDR, not as the operator.")
-@click.option("--body", type=click.File("r"), help="The mail body: a file, or - for standard input.")
+@click.option(
+    "--home",
+    type=click.Path(file_okay=False),
+    help="The server's home (default $PBM_HOME or ~/.pbm).",
+)
+@click.option(
+    "--from", "sender", metavar="ADDR", help="Act as a mail from ADDR, not as the operator."
+)
+@click.option(
+    "--body", type=click.File("r"), help="The mail body: a file, or - for standard input."
+)
 @click.option("--headers", is_flag=True, help="Print whole messages, not just their bodies.")
 @click.version_option(package_name="pbm")
 @click.pass_context
@@ -213,8 +221,13 @@ def backup(obj, directory):
 
 @cli.command()
 @click.argument("archive", type=click.Path(dir_okay=False, exists=True))
-@click.option("--wait", default=10, show_default=True, type=click.IntRange(0, 3600),
-              help="Seconds to wait for mail being handled to finish.")
+@click.option(
+    "--wait",
+    default=10,
+    show_default=True,
+    type=click.IntRange(0, 3600),
+    help="Seconds to wait for mail being handled to finish.",
+)
 @click.pass_obj
 def restore(obj, archive, wait):
     """Put a backup back into the home after checking it; mail waits meanwhile."""
@@ -284,16 +297,20 @@ def list_outbox(obj, show_all):
         click.echo(f"{'ID':>6}  {'Status':<8}  {'Tries':>5}  {'Queued at':<20}  {'Kind':<8}  To")
     for row in rows:
         to = ", ".join(row.recipients)
-        line = (f"{row.id:>6}  {row.status:<8}  {row.attempts:>5}  {row.created_at:<20}  "
-                f"{row.kind:<8}  {to}")
+        line = (
+            f"{row.id:>6}  {row.status:<8}  {row.attempts:>5}  {row.created_at:<20}  "
+            f"{row.kind:<8}  {to}"
+        )
         if row.status == "pending" and row.attempts:
             line += f"  next {row.next_attempt_at}"
         if row.last_error:
             line += f"  [{row.last_error}]"
         click.echo(line)
     if not rows:
-        click.echo("The delivery queue is empty: no mail is waiting to be sent"
-                   + ("." if show_all else " or has failed."))
+        click.echo(
+            "The delivery queue is empty: no mail is waiting to be sent"
+            + ("." if show_all else " or has failed.")
+        )
     click.echo(_delivered_mail_line(config))
 
 
@@ -304,8 +321,10 @@ def _delivered_mail_line(config) -> str:
         return f"Delivered mail goes to the SMTP relay {host}; it keeps no copy here."
     delivered = config.outbox_dir / "new"
     count = sum(1 for _ in delivered.iterdir()) if delivered.is_dir() else 0
-    return (f"Delivered mail is in the Maildir {delivered} ({count} message{'s' * (count != 1)}; "
-            "pbm only writes there, your mail reader or MTA takes them away).")
+    return (
+        f"Delivered mail is in the Maildir {delivered} ({count} message{'s' * (count != 1)}; "
+        "pbm only writes there, your mail reader or MTA takes them away)."
+    )
 
 
 @outbox.command()
@@ -350,8 +369,9 @@ def receive(obj, message, sender):
         sys.exit(os.EX_TEMPFAIL)
     result = outcome.result
     if result is None:
-        click.echo("Dropped unanswered (a loop, a bounce or no address to answer); "
-                   "see log/pbm.log.")
+        click.echo(
+            "Dropped unanswered (a loop, a bounce or no address to answer); see log/pbm.log."
+        )
         return
     if result.duplicate:
         click.echo("Already handled: a mail with this Message-ID was answered before.")
@@ -372,8 +392,13 @@ def plugins():
 
 @cli.command()
 @click.argument("games", nargs=-1)
-@click.option("--mode", type=click.Choice(["full", "nag"]), default="full", show_default=True,
-              help="full: nags, forfeits, archiving, housekeeping; nag: nags only.")
+@click.option(
+    "--mode",
+    type=click.Choice(["full", "nag"]),
+    default="full",
+    show_default=True,
+    help="full: nags, forfeits, archiving, housekeeping; nag: nags only.",
+)
 @click.option("--dry-run", is_flag=True, help="Report what would be done; change nothing.")
 @click.pass_obj
 def cleanup(obj, games, mode, dry_run):
@@ -430,7 +455,11 @@ def serve(obj, host, port):
     host = host or config.get("listen.host")
     port = port or config.number("listen.port")
     try:
-        run_service(config, host, port, ready=lambda: print(
-            f"pbm serve: listening on {host}:{port}", flush=True))
+        run_service(
+            config,
+            host,
+            port,
+            ready=lambda: print(f"pbm serve: listening on {host}:{port}", flush=True),
+        )
     except TransientError as error:
         raise click.ClickException(f"cannot start: {error}") from error

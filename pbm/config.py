@@ -57,14 +57,24 @@ DEFAULTS = {
 # look as if it did), with the cure named. docs/reliability.md, "pbm.ini is strict".
 RETIRED = {
     "web": "[web] base_url is no longer a setting of pbm.ini (no web view is built; it was "
-           "never read): delete the [web] section",
+    "never read): delete the [web] section",
 }
 
 
 # Keys whose values must read as whole numbers (>= 0), and keys with a fixed set of values.
-TEXT_KEYS = {"server.name", "server.address", "server.operator_address", "server.bounce_address",
-             "smtp.host", "smtp.username", "smtp.password", "listen.host", "broadcast.address",
-             "smtp.security", "backup.dir"}
+TEXT_KEYS = {
+    "server.name",
+    "server.address",
+    "server.operator_address",
+    "server.bounce_address",
+    "smtp.host",
+    "smtp.username",
+    "smtp.password",
+    "listen.host",
+    "broadcast.address",
+    "smtp.security",
+    "backup.dir",
+}
 CHOICES = {"smtp.security": ("none", "ssl", "starttls")}
 
 

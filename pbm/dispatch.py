@@ -163,19 +163,43 @@ class Server:
         token_id, _ = split_token(request.token)
         row = self.store.tokens.get(token_id)
         if row is None or not mac_matches(self.config.secret_key, request.token, row):
-            return None, None, ("This reply address is not valid. Reply to the latest mail "
-                                "about your board, or send the command with your password.")
+            return (
+                None,
+                None,
+                (
+                    "This reply address is not valid. Reply to the latest mail "
+                    "about your board, or send the command with your password."
+                ),
+            )
         if not self.sender_is_registered(row.userid, request.sender):
-            return None, None, ("This reply address works only from the addresses of the "
-                                "player it was sent to; send the command with your password.")
+            return (
+                None,
+                None,
+                (
+                    "This reply address works only from the addresses of the "
+                    "player it was sent to; send the command with your password."
+                ),
+            )
         board = self.store.boards.get(row.game, row.number)
         if board is None or board.status != "active" or parse_stamp(row.expires_at) <= now():
-            return None, None, ("This reply address has expired (the game has ended, or 30 "
-                                "days have passed); send the command with your password.")
+            return (
+                None,
+                None,
+                (
+                    "This reply address has expired (the game has ended, or 30 "
+                    "days have passed); send the command with your password."
+                ),
+            )
         if not request.text:
-            return None, None, ("Your reply is empty: write your move (or pass, resign, "
-                                "accept, reject, confirm, queue <move>, chat <text>) on the "
-                                "first line of your reply.")
+            return (
+                None,
+                None,
+                (
+                    "Your reply is empty: write your move (or pass, resign, "
+                    "accept, reject, confirm, queue <move>, chat <text>) on the "
+                    "first line of your reply."
+                ),
+            )
         grant = Grant(row.game, row.number, row.userid, row.move_number)
         return grant, token_command(row.game, row.number, row.userid, request.text), None
 
@@ -191,10 +215,18 @@ class Server:
     def issue_token(self, board, userid: str, moment) -> str:
         """A new reply token for one recipient of one mail about a running board."""
         move_number = board.position.move_number
-        token_id, token = new_token(self.config.secret_key, board.game.name, board.number,
-                                    userid, move_number)
-        self.store.tokens.add(token_id, board.game.name, board.number, userid, move_number,
-                              stamp(moment), stamp(moment + TOKEN_LIFETIME))
+        token_id, token = new_token(
+            self.config.secret_key, board.game.name, board.number, userid, move_number
+        )
+        self.store.tokens.add(
+            token_id,
+            board.game.name,
+            board.number,
+            userid,
+            move_number,
+            stamp(moment),
+            stamp(moment + TOKEN_LIFETIME),
+        )
         return token
 
     def refuse_message(self, request: Request, message: str) -> Result:
@@ -364,8 +396,10 @@ def credentials_swapped(parsed, store) -> bool:
     if positions is None or max(positions) >= len(parsed.args):
         return False
     userid, password = parsed.args[positions[0]], parsed.args[positions[1]]
-    return (store.users.password_hash(userid.lower()) is None
-            and store.users.password_hash(password.lower()) is not None)
+    return (
+        store.users.password_hash(userid.lower()) is None
+        and store.users.password_hash(password.lower()) is not None
+    )
 
 
 def masked_request(request: Request, secrets) -> Request:
@@ -446,8 +480,9 @@ class Context:
             return
         self.store.limits.add_rate_event("lock_notice", userid, stamp(self.now))
         again = show_time(parse_stamp(failures[-limit - 1]) + HOUR)
-        body = self.render("mail/account_locked.txt", userid=userid, failures=len(failures),
-                           again=again)
+        body = self.render(
+            "mail/account_locked.txt", userid=userid, failures=len(failures), again=again
+        )
         self.mail_user(userid, f"Password guessing on {userid}", body, "account")
 
     def abort(self, message: str, board: Board | None = None):
@@ -462,8 +497,7 @@ class Context:
         """Answer the sender with an error mail (docs/spec/server.md §5.7) and return: the
         writes made so far are kept (a forfeit, a refusing player marked inactive)."""
         self.refused = True
-        self._error_mail(message, board, self.secrets if self.parsed else None, self.game,
-                         subject)
+        self._error_mail(message, board, self.secrets if self.parsed else None, self.game, subject)
 
     def answer_grammar_error(self, error: GrammarError):
         self.refused = True
@@ -480,10 +514,14 @@ class Context:
     def _grammar_advice(self, error: GrammarError) -> str:
         """What to send instead; for a game's command without the game, the games of the
         boards the named user plays (and which of them has the board number given)."""
-        if not normalize(self.request.text) and any(line.strip() for line in self.request.body_lines):
-            return ("Your Subject line is empty: the command goes in the Subject, and the body "
-                    "is a comment for the other players. Send the mail again with the command "
-                    "as its Subject.")
+        if not normalize(self.request.text) and any(
+            line.strip() for line in self.request.body_lines
+        ):
+            return (
+                "Your Subject line is empty: the command goes in the Subject, and the body "
+                "is a comment for the other players. Send the mail again with the command "
+                "as its Subject."
+            )
         spec = error.game_command
         positions = spec.auth_positions(error.words) if spec is not None else None
         if positions is None or positions[0] >= len(error.words):
@@ -494,15 +532,19 @@ class Context:
             return error.advice
         number = error.words[0]
         games = sorted({row.game for row in boards if str(row.number) == number}) or sorted(
-            {row.game for row in boards})
+            {row.game for row in boards}
+        )
         shown = " ".join(mask_unparsed([spec.word, *error.words]))
-        return (f'Put the game name first: "{games[0]} {shown}". '
-                f"{userid} plays on boards of: {', '.join(sorted({r.game for r in boards}))}.")
+        return (
+            f'Put the game name first: "{games[0]} {shown}". '
+            f"{userid} plays on boards of: {', '.join(sorted({r.game for r in boards}))}."
+        )
 
     def _error_mail(self, message, board, secrets, game, subject=None):
         if message == "Invalid userid entered" and credentials_swapped(self.parsed, self.store):
-            message += (f'\n\nThe userid comes before the password: '
-                        f'"{self.spec.syntax_for(self.game)}".')
+            message += (
+                f'\n\nThe userid comes before the password: "{self.spec.syntax_for(self.game)}".'
+            )
         if subject is None:
             if board is not None:
                 subject = f"{board.title_name} Error"
@@ -524,15 +566,20 @@ class Context:
                 body_lines = [" ".join(mask_unparsed(line.split())) for line in body_lines]
             quoted = [f"Subject: {subject_line}"] + body_lines
         else:
-            quoted = [mask_secrets(line, secrets) for line in [f"Subject: {subject_line}"] + body_lines]
+            quoted = [
+                mask_secrets(line, secrets) for line in [f"Subject: {subject_line}"] + body_lines
+            ]
         summary = ""
         if board is not None:
             summary = self.render(
                 "mail/board.txt",
                 **self.board_context(board, self.userid, full_moves=True, timing=True),
             )
-        self.reply(subject, self.render("mail/error.txt", message=message, summary=summary,
-                                        quoted=quoted), kind="error")
+        self.reply(
+            subject,
+            self.render("mail/error.txt", message=message, summary=summary, quoted=quoted),
+            kind="error",
+        )
 
     # -- authentication and lookups ---------------------------------------------------
 
@@ -565,8 +612,10 @@ class Context:
                     f"registered to it; try again after {show_time(again)}, or send from "
                     "one of the account's own addresses"
                 )
-            self.abort(f"Too many failed password attempts for {userid}; try again after "
-                      f"{show_time(again)}")
+            self.abort(
+                f"Too many failed password attempts for {userid}; try again after "
+                f"{show_time(again)}"
+            )
         user = self.store.users.get(userid)
         active = user is not None and user.status == "active"
         stored = user.password_hash if active else None
@@ -609,7 +658,9 @@ class Context:
         user = self.store.users.get(userid.lower())
         if user is None or user.status != "active":
             self.abort(
-                with_suggestion(f'No such user "{userid}"', userid, self.store.users.active_userids())
+                with_suggestion(
+                    f'No such user "{userid}"', userid, self.store.users.active_userids()
+                )
             )
         return user
 
@@ -623,11 +674,21 @@ class Context:
         by a reply (docs/spec/server.md §11.3)."""
         to = [self.request.sender] if self.request.sender else []
         headers = self.reply_headers(board, self.userid) if to else {}
-        self.mails.append(Mail(kind, subject, body, to, reply=True, to_sender=True,
-                               headers=headers))
+        self.mails.append(
+            Mail(kind, subject, body, to, reply=True, to_sender=True, headers=headers)
+        )
 
-    def mail_user(self, userid: str, subject: str, body: str, kind: str, addresses=None,
-                  reply=False, wrap=True, board=None):
+    def mail_user(
+        self,
+        userid: str,
+        subject: str,
+        body: str,
+        kind: str,
+        addresses=None,
+        reply=False,
+        wrap=True,
+        board=None,
+    ):
         """A mail to a user's addresses; about `board`, one they play on, it can be answered
         by a reply (docs/spec/server.md §11.3)."""
         addresses = addresses if addresses is not None else self.store.users.addresses(userid)
@@ -636,8 +697,16 @@ class Context:
             return
         if addresses:
             self.mails.append(
-                Mail(kind, subject, body, list(addresses), userid=userid, reply=reply, wrap=wrap,
-                     headers=self.reply_headers(board, userid))
+                Mail(
+                    kind,
+                    subject,
+                    body,
+                    list(addresses),
+                    userid=userid,
+                    reply=reply,
+                    wrap=wrap,
+                    headers=self.reply_headers(board, userid),
+                )
             )
 
     def reply_headers(self, board, userid) -> dict:
@@ -686,8 +755,7 @@ class Context:
         per board and recipient in any mail client that reads References."""
         return f"<{board.game.name}.{board.number}.{userid or 'spectator'}@{self.config.server_domain}>"
 
-    def announce(self, board, *, new=False, title=None, spectator_to_sender=False,
-                 kind="board"):
+    def announce(self, board, *, new=False, title=None, spectator_to_sender=False, kind="board"):
         """Board mails to the audience, each in their own perspective, with this run's
         events (docs/spec/server.md §3.5.2); and the notifiers' mails when the game ended in this
         run. A board removed in this run gets the notice of its removal instead."""
@@ -698,17 +766,26 @@ class Context:
         for userid in board.audience():
             body = self.render(
                 "mail/board.txt",
-                **self.board_context(board, userid, events=board.events, title=title,
-                                     next_steps=True),
+                **self.board_context(
+                    board, userid, events=board.events, title=title, next_steps=True
+                ),
             )
             addresses = self.store.users.addresses(userid)
             # The sender's own board mail answers their command: it goes In-Reply-To it.
-            self.mail_user(userid, self.board_subject(board, userid, new), body, kind, addresses,
-                           board=board, reply=self.sender_is_among(addresses))
+            self.mail_user(
+                userid,
+                self.board_subject(board, userid, new),
+                body,
+                kind,
+                addresses,
+                board=board,
+                reply=self.sender_is_among(addresses),
+            )
             recipients.extend(addresses)
         if spectator_to_sender and not self.sender_is_among(recipients):
             body = self.render(
-                "mail/board.txt", **self.board_context(board, None, events=board.events, title=title)
+                "mail/board.txt",
+                **self.board_context(board, None, events=board.events, title=title),
             )
             self.reply(self.board_subject(board, None, new), body, kind="board")
         if board.finished_now:
@@ -716,8 +793,9 @@ class Context:
             for userid in board.notifiers():
                 context = self.board_context(board, None, title=title)
                 context["comments"] = []
-                self.mail_user(userid, title, self.render("mail/board.txt", **context), "notify",
-                               board=board)
+                self.mail_user(
+                    userid, title, self.render("mail/board.txt", **context), "notify", board=board
+                )
 
     def _announce_removal(self, board):
         game = board.game
@@ -731,8 +809,10 @@ class Context:
     def queued_move_failed(self, board, userid, text, error):
         """Tell the queuer their queued move could not be played (docs/spec/server.md §3.5.4 step
         3)."""
-        message = (f'Queued move "{text}" was found but is illegal: {error}\n\n'
-                   "It has been discarded and nothing was played for you: it is your move.")
+        message = (
+            f'Queued move "{text}" was found but is illegal: {error}\n\n'
+            "It has been discarded and nothing was played for you: it is your move."
+        )
         body = self.render(
             "mail/error.txt",
             message=message,

@@ -30,20 +30,28 @@ def curable_cause(error: BaseException, home: Path | None = None) -> Cause | Non
     """The Cause when the error is one the operator (or time) can cure, else None."""
     where = f" in {home}" if home else ""
     if isinstance(error, ConfigError):
-        return Cause("config", f"pbm.ini is wrong: {error}", "correct pbm.ini, then run `pbm check`")
+        return Cause(
+            "config", f"pbm.ini is wrong: {error}", "correct pbm.ini, then run `pbm check`"
+        )
     if isinstance(error, TransientError):
         return Cause("not-ready:" + str(error).split(":")[0], str(error), "see `pbm check`")
     if is_busy_or_full(error):
-        return Cause("busy-or-full", f"the database is busy or the disk is full ({error})",
-                     "free disk space; if it persists, look for a process holding the database")
+        return Cause(
+            "busy-or-full",
+            f"the database is busy or the disk is full ({error})",
+            "free disk space; if it persists, look for a process holding the database",
+        )
     database = unusable_database_cause(error)
     if database:
         return Cause("database", database, _database_cure(database, where))
     if isinstance(error, OSError):
         name = f" {error.filename}" if error.filename else ""
         if error.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
-            return Cause("permission", f"cannot write{name}: {error.strerror}",
-                         f"give the service user write access{where} (run `pbm check`)")
+            return Cause(
+                "permission",
+                f"cannot write{name}: {error.strerror}",
+                f"give the service user write access{where} (run `pbm check`)",
+            )
         if error.errno in (errno.ENOSPC, errno.EDQUOT):
             return Cause("disk-full", f"the disk is full{name}", "free disk space")
     return None
@@ -55,8 +63,10 @@ def _database_cure(cause: str, where: str) -> str:
     if "not migrated" in cause:
         return "run `pbm migrate`"
     if "read-only" in cause or "cannot be opened" in cause:
-        return (f"give the service user write access to the home, pbm.db, pbm.db-wal and"
-                f" pbm.db-shm{where} (`pbm check` names which)")
+        return (
+            f"give the service user write access to the home, pbm.db, pbm.db-wal and"
+            f" pbm.db-shm{where} (`pbm check` names which)"
+        )
     return f"run `pbm check` as the service user and fix what it names{where}"
 
 

@@ -52,8 +52,9 @@ def reserved_command_words():
 class GrammarError(Exception):
     """The words do not form a command; the message says how to write it right."""
 
-    def __init__(self, message: str, *, game=None, spec=None, words=(), advice="",
-                 game_command=None):
+    def __init__(
+        self, message: str, *, game=None, spec=None, words=(), advice="", game_command=None
+    ):
         super().__init__(message)
         self.message = message
         self.game = game
@@ -254,9 +255,9 @@ def _resolve(word: str, specs):
     for test in (
         lambda s: s.word == lowered,
         lambda s: lowered in s.aliases,
-        lambda s: s.min_abbrev is not None
-        and len(lowered) >= s.min_abbrev
-        and s.word.startswith(lowered),
+        lambda s: (
+            s.min_abbrev is not None and len(lowered) >= s.min_abbrev and s.word.startswith(lowered)
+        ),
     ):
         matches = [s for s in specs if test(s)]
         if matches:
@@ -280,9 +281,7 @@ def parse(text: str, games: dict, timeouts=(7, 21)) -> Parsed:
         candidates = sorted({w for s in REGISTRY["game"] for w in (s.word, *s.aliases)})
     else:
         scope, words = "global", positional
-        candidates = sorted(
-            {s.word for s in REGISTRY["global"]} | {g.name for g in games.values()}
-        )
+        candidates = sorted({s.word for s in REGISTRY["global"]} | {g.name for g in games.values()})
     specs = _resolve(words[0], REGISTRY[scope])
     if not specs:
         unknown = f'Unknown command "{words[0]}".' + did_you_mean(words[0], candidates)
@@ -290,9 +289,13 @@ def parse(text: str, games: dict, timeouts=(7, 21)) -> Parsed:
             raise GrammarError(unknown, game=game, advice=_game_word_advice(words[0], game))
         game_specs = _resolve(words[0], REGISTRY["game"])
         if game_specs:
-            raise GrammarError(unknown, spec=game_specs[0], words=words[1:],
-                               game_command=game_specs[0],
-                               advice=game_first_advice(game_specs[0], words, games.keys()))
+            raise GrammarError(
+                unknown,
+                spec=game_specs[0],
+                words=words[1:],
+                game_command=game_specs[0],
+                advice=game_first_advice(game_specs[0], words, games.keys()),
+            )
         raise GrammarError(unknown, advice=games_advice(games))
     args = words[1:]
     if specs[0].subword is not None:
@@ -308,9 +311,7 @@ def parse(text: str, games: dict, timeouts=(7, 21)) -> Parsed:
             f"The {spec.word} command takes no options", game=game, spec=spec, words=args
         )
     if len(args) < spec.min_args or (spec.max_args is not None and len(args) > spec.max_args):
-        raise GrammarError(
-            f'Syntax is "{spec.syntax_for(game)}"', game=game, spec=spec, words=args
-        )
+        raise GrammarError(f'Syntax is "{spec.syntax_for(game)}"', game=game, spec=spec, words=args)
     return Parsed(spec, game, args, params, server_options, tokens)
 
 
@@ -324,8 +325,7 @@ def _game_word_advice(word: str, game) -> str:
         return f'Send "help {game.name}" for its commands.'
     spec = _resolve(meant, REGISTRY["game"])[0]
     what = "A draw is proposed" if meant == "propose" else "An undo is asked for"
-    return (f'{what} with "{spec.syntax_for(game)}"; the other players then accept or '
-            "reject it.")
+    return f'{what} with "{spec.syntax_for(game)}"; the other players then accept or reject it.'
 
 
 def game_first_advice(spec, words, game_names) -> str:
@@ -337,8 +337,10 @@ def game_first_advice(spec, words, game_names) -> str:
 
 def games_advice(games) -> str:
     names = ", ".join(games.keys())
-    return (f"The games here are: {names}. A game's commands start with its name; "
-            'send "help commands" for every command.')
+    return (
+        f"The games here are: {names}. A game's commands start with its name; "
+        'send "help commands" for every command.'
+    )
 
 
 def _is_global_word(word: str) -> bool:

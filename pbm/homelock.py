@@ -58,9 +58,7 @@ def no_mail_handled(home: Path, wait_seconds: float):
                 break
             except BlockingIOError:
                 if time.monotonic() >= deadline:
-                    raise TransientError(
-                        "mail is being handled: try `pbm restore` again"
-                    ) from None
+                    raise TransientError("mail is being handled: try `pbm restore` again") from None
                 time.sleep(POLL_SECONDS)
         yield
     finally:

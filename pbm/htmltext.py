@@ -9,8 +9,28 @@ class _HTMLText(HTMLParser):
     """HTML to plain lines: blocks end lines, scripts and quotes are dropped."""
 
     BLOCKS = {
-        "p", "div", "br", "li", "ul", "ol", "tr", "table", "h1", "h2", "h3", "h4", "h5", "h6",
-        "pre", "hr", "section", "article", "header", "footer", "dd", "dt",
+        "p",
+        "div",
+        "br",
+        "li",
+        "ul",
+        "ol",
+        "tr",
+        "table",
+        "h1",
+        "h2",
+        "h3",
+        "h4",
+        "h5",
+        "h6",
+        "pre",
+        "hr",
+        "section",
+        "article",
+        "header",
+        "footer",
+        "dd",
+        "dt",
     }
     SKIPPED = {"script", "style", "blockquote", "head", "title"}
 
@@ -49,5 +69,3 @@ def html_to_text(html: str) -> str:
     parser.feed(html)
     parser.close()
     return "\n".join(line.strip() for line in "".join(parser.parts).split("\n"))
-
-

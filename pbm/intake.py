@@ -67,8 +67,15 @@ class OpenPerMail:
             return DirectServer(server).run(request, refusal, early)
 
 
-def process_message(raw: bytes, size: int, envelope_sender: str | None, pipeline=None,
-                    config: Config | None = None, home=None, envelope_recipients=None) -> Outcome:
+def process_message(
+    raw: bytes,
+    size: int,
+    envelope_sender: str | None,
+    pipeline=None,
+    config: Config | None = None,
+    home=None,
+    envelope_recipients=None,
+) -> Outcome:
     """Read one mail and run it. `pipeline` runs the request (default: open the server for
     this mail); `config` is loaded from `home` when not given. `envelope_recipients` are the
     addresses the MTA delivered it to, where a reply token is read from."""
@@ -90,9 +97,11 @@ def process_message(raw: bytes, size: int, envelope_sender: str | None, pipeline
         if cause is None:
             # Our own bug: keep the mail for a fixed release rather than lose it.
             log.exception("unexpected failure outside a command; the mail will be retried")
-            cause = Cause("internal:" + type(error).__name__,
-                          f"unexpected {type(error).__name__}: {error}",
-                          "see the traceback in log/pbm.log and report it")
+            cause = Cause(
+                "internal:" + type(error).__name__,
+                f"unexpected {type(error).__name__}: {error}",
+                "see the traceback in log/pbm.log and report it",
+            )
         retry_later(home, cause)
         return Outcome(consumed=False, cause=cause)
 
@@ -111,8 +120,10 @@ def _state_paths(home: Path) -> list[Path]:
     """Where the time of the last alert is kept: in the home, else (when the home is not
     writable) in the temporary directory, one file per home."""
     tag = sha256(str(Path(home).resolve()).encode()).hexdigest()[:12]
-    return [Path(home) / "log" / ALERT_STATE,
-            Path(tempfile.gettempdir()) / f"pbm-{os.getuid()}-{tag}-{ALERT_STATE}"]
+    return [
+        Path(home) / "log" / ALERT_STATE,
+        Path(tempfile.gettempdir()) / f"pbm-{os.getuid()}-{tag}-{ALERT_STATE}",
+    ]
 
 
 def _due(home: Path, kind: str) -> bool:
@@ -148,13 +159,23 @@ def _alert(home: Path, cause: Cause) -> None:
     operator = config.get("server.operator_address")
     if not operator:
         return
-    mail = Mail(kind="operator", to=[operator], subject="pbm: incoming mail is waiting",
-                body=f"pbm cannot handle incoming mail; the MTA keeps it and retries.\n\n"
-                     f"Cause: {cause.text}\nCure: {cause.cure}\n")
+    mail = Mail(
+        kind="operator",
+        to=[operator],
+        subject="pbm: incoming mail is waiting",
+        body=f"pbm cannot handle incoming mail; the MTA keeps it and retries.\n\n"
+        f"Cause: {cause.text}\nCure: {cause.cure}\n",
+    )
     message = compose(config, mail).as_bytes()
     if config.get("smtp.host"):
-        _smtp_send(config, {"recipients": json.dumps([operator]),
-                            "envelope_from": config.get("server.bounce_address"), "message": message})
+        _smtp_send(
+            config,
+            {
+                "recipients": json.dumps([operator]),
+                "envelope_from": config.get("server.bounce_address"),
+                "message": message,
+            },
+        )
         return
     name = f"alert-{int(time.time() * 1000)}-{os.getpid()}.pbm"
     temporary = config.outbox_dir / "tmp" / name
@@ -169,10 +190,12 @@ def main() -> int:
     setup_logging(usable)
     raw, size = read_limited(sys.stdin.buffer, usable.number("limits.max_message_bytes"))
     # Postfix's pipe(8) and local(8) give the address the mail came to, with its +token.
-    recipients = [os.environ[name] for name in ("ORIGINAL_RECIPIENT", "RECIPIENT")
-                  if os.environ.get(name)]
-    outcome = process_message(raw, size, os.environ.get("SENDER"), home=home,
-                              envelope_recipients=recipients)
+    recipients = [
+        os.environ[name] for name in ("ORIGINAL_RECIPIENT", "RECIPIENT") if os.environ.get(name)
+    ]
+    outcome = process_message(
+        raw, size, os.environ.get("SENDER"), home=home, envelope_recipients=recipients
+    )
     if outcome.consumed:
         return os.EX_OK
     # The MTA shows this in its log and in the deferral reason.

@@ -74,7 +74,11 @@ def _is_reply_header(lines, i) -> bool:
     lowered = line.lower()
     if lowered.startswith("on ") and lowered.endswith("wrote:"):
         return True
-    if lowered.startswith("on ") and i + 1 < len(lines) and lines[i + 1].strip().lower().endswith("wrote:"):
+    if (
+        lowered.startswith("on ")
+        and i + 1 < len(lines)
+        and lines[i + 1].strip().lower().endswith("wrote:")
+    ):
         return True
     if any(lowered.startswith(marker) for marker in FORWARD_MARKERS):
         return True
@@ -113,7 +117,7 @@ def reply_lines(text: str) -> list[str]:
         return lines
     flat = CONTROL_RE.sub("", text.replace("\r\n", "\n").replace("\r", "\n")).split("\n")
     quoted = [i for i, line in enumerate(flat) if line.strip().startswith(">")]
-    return strip_body("\n".join(flat[quoted[-1] + 1:])) if quoted else []
+    return strip_body("\n".join(flat[quoted[-1] + 1 :])) if quoted else []
 
 
 def normalize_reply_line(line: str) -> str:
@@ -207,9 +211,21 @@ def read_limited(stream, limit: int):
 
 
 # What the loop guard and the answer need, when the rest of a mail is beyond reading.
-ANSWER_HEADERS = {b"from", b"reply-to", b"return-path", b"message-id", b"subject", b"content-type",
-                  b"auto-submitted", b"x-auto-response-suppress", b"list-id", b"list-unsubscribe",
-                  b"list-post", b"feedback-id", b"precedence"}
+ANSWER_HEADERS = {
+    b"from",
+    b"reply-to",
+    b"return-path",
+    b"message-id",
+    b"subject",
+    b"content-type",
+    b"auto-submitted",
+    b"x-auto-response-suppress",
+    b"list-id",
+    b"list-unsubscribe",
+    b"list-post",
+    b"feedback-id",
+    b"precedence",
+}
 
 
 def answer_headers(raw: bytes) -> bytes:
@@ -217,8 +233,11 @@ def answer_headers(raw: bytes) -> bytes:
     When From or Reply-To is beyond them, neither is kept: where to answer is unknown, and
     the mail goes unanswered rather than to an address its sender may not have meant."""
     block, _ = split_headers(raw)
-    headers = [(name, value) for name, value in headers_of(block[:MAX_HEADER_BLOCK_BYTES])
-               if name in ANSWER_HEADERS]
+    headers = [
+        (name, value)
+        for name, value in headers_of(block[:MAX_HEADER_BLOCK_BYTES])
+        if name in ANSWER_HEADERS
+    ]
     unreadable = {name for name, value in headers if header_problem(name, value)}
     if unreadable & {b"from", b"reply-to"}:
         unreadable |= {b"from", b"reply-to"}
@@ -262,8 +281,9 @@ def reply_token(config, message, envelope_recipients) -> str | None:
     return None
 
 
-def read_message(config, raw: bytes, size: int, envelope_sender: str | None,
-                 envelope_recipients=None):
+def read_message(
+    config, raw: bytes, size: int, envelope_sender: str | None, envelope_recipients=None
+):
     """(request, refusal) for one message: (None, None) when it must get no answer, a
     refusal text when it is answered without running (too large, beyond reading). A mail
     to a reply address (docs/spec/server.md §11.3) carries its command in the body's first
@@ -300,18 +320,32 @@ def read_message(config, raw: bytes, size: int, envelope_sender: str | None,
         rest = lines[1:]
         while rest and not rest[0].strip():
             rest.pop(0)
-        return Request(text=first, body=comment_from(rest), sender=sender, key=key,
-                       message_id=message_id, body_lines=lines, token=token), None
+        return Request(
+            text=first,
+            body=comment_from(rest),
+            sender=sender,
+            key=key,
+            message_id=message_id,
+            body_lines=lines,
+            token=token,
+        ), None
     return build_request(subject, body_text(message), sender, key, message_id), None
 
 
-def build_request(text: str, body: str, sender: str | None, key: str | None = None,
-                  message_id: str | None = None):
+def build_request(
+    text: str, body: str, sender: str | None, key: str | None = None, message_id: str | None = None
+):
     """The one way a command's words, body and sender become a Request (the mail, the
     command line, the tests): the body is stripped to the sender's own words."""
     lines = strip_body(body)
-    return Request(text=text, body=comment_from(lines), sender=sender, key=key,
-                   message_id=message_id, body_lines=lines)
+    return Request(
+        text=text,
+        body=comment_from(lines),
+        sender=sender,
+        key=key,
+        message_id=message_id,
+        body_lines=lines,
+    )
 
 
 def start_password_check(config, request):
@@ -348,7 +382,9 @@ def setup_logging(config):
         handler = logging.FileHandler(log_dir / "pbm.log", encoding="utf-8")
     except OSError:
         handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter("%(asctime)s %(process)d %(name)s %(levelname)s %(message)s"))
+    handler.setFormatter(
+        logging.Formatter("%(asctime)s %(process)d %(name)s %(levelname)s %(message)s")
+    )
     root = logging.getLogger("pbm")
     if not root.handlers:
         root.addHandler(handler)

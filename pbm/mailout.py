@@ -80,8 +80,9 @@ def compose(config, mail: Mail, in_reply_to: str | None = None) -> EmailMessage:
     if mail.reply and in_reply_to:
         # After the board's thread root (mail.headers), the command this mail answers.
         headers["In-Reply-To"] = in_reply_to
-        headers["References"] = " ".join(filter(None, (mail.headers.get("References"),
-                                                       in_reply_to)))
+        headers["References"] = " ".join(
+            filter(None, (mail.headers.get("References"), in_reply_to))
+        )
     message = EmailMessage()
     for name, value in headers.items():
         checked = checked_header(name, value)

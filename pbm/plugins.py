@@ -129,8 +129,7 @@ def get_games():
 def plugin_listing():
     """(game name, display name, distribution, version) for `pbm plugins`."""
     return sorted(
-        (game.name, game.display_name, *_distribution(plugin))
-        for game, plugin in _registrations()
+        (game.name, game.display_name, *_distribution(plugin)) for game, plugin in _registrations()
     )
 
 

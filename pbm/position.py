@@ -73,16 +73,27 @@ class Position:
     def copy(self) -> "Position":
         """An independent position to try moves on (states are never mutated in place)."""
         return Position(
-            self.game, self.options, self.state, list(self.holders), list(self.statuses),
-            list(self.time_used), list(self.plies),
+            self.game,
+            self.options,
+            self.state,
+            list(self.holders),
+            list(self.statuses),
+            list(self.time_used),
+            list(self.plies),
         )
 
     def try_text(self, seat: int, text: str, userid: str | None = None) -> PlyRecord:
         """Play a move text or pass on this (copied) position; MoveError if illegal."""
         kind, canonical = canonical_ply(self.game, self.state, seat, text)
         ply = PlyRecord(
-            ply=self.move_number, seat=seat, userid=userid or self.holders[seat],
-            kind=kind, text=canonical, auto=0, charged=0, created_at="",
+            ply=self.move_number,
+            seat=seat,
+            userid=userid or self.holders[seat],
+            kind=kind,
+            text=canonical,
+            auto=0,
+            charged=0,
+            created_at="",
         )
         self.apply(ply)
         return ply

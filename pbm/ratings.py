@@ -18,8 +18,9 @@ def _current(store, game, userid) -> RatingRecord:
     return store.ratings.get(game, userid) or RatingRecord(game, userid, START_RATING, 0, 0, 0, 0)
 
 
-def updated_rating(rating: int, games: int, score: float, opponent_rating: float,
-                   opponent_games: float) -> int:
+def updated_rating(
+    rating: int, games: int, score: float, opponent_rating: float, opponent_games: float
+) -> int:
     """One player's new rating after one result, from pre-game values."""
     opponent_provisional = opponent_games < PROVISIONAL_GAMES
     if games < PROVISIONAL_GAMES:
@@ -58,9 +59,7 @@ def apply_result(store, result_id: int, game: str, seats) -> None:
             mine.lost + (score == 0),
             mine.tied + (0 < score < 1),
         )
-        store.ratings.add_change(
-            result_id, userid, mine.rating, new, games < PROVISIONAL_GAMES
-        )
+        store.ratings.add_change(result_id, userid, mine.rating, new, games < PROVISIONAL_GAMES)
 
 
 def rebuild(store, games) -> int:
@@ -69,9 +68,7 @@ def rebuild(store, games) -> int:
     count = 0
     for game in games:
         for result in store.ratings.results(game, rated_only=True):
-            apply_result(
-                store, result.id, game, [(s.userid, s.score) for s in result.seats]
-            )
+            apply_result(store, result.id, game, [(s.userid, s.score) for s in result.seats])
             count += 1
     return count
 

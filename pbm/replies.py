@@ -26,8 +26,19 @@ LIFETIME = timedelta(days=30)
 TOKEN_PASSWORD = "(reply-token)"
 # The reply's first word, when it is one of these, names the command; any other first line
 # is a move. Chat takes no move-number guard: it changes nothing on the board.
-REPLY_WORDS = ("pass", "--", "resign", "swap", "accept", "reject", "propose", "undo", "confirm",
-               "queue", "chat")
+REPLY_WORDS = (
+    "pass",
+    "--",
+    "resign",
+    "swap",
+    "accept",
+    "reject",
+    "propose",
+    "undo",
+    "confirm",
+    "queue",
+    "chat",
+)
 
 
 @dataclass(frozen=True)
@@ -99,7 +110,7 @@ def token_command(game: str, number: int, userid: str, first_line: str):
     word = words[0].lower()
     head = f"{game} {{}} {number} {userid} {TOKEN_PASSWORD}"
     if word == "chat":
-        return head.format("chat"), first_line.strip()[len(words[0]):].strip()
+        return head.format("chat"), first_line.strip()[len(words[0]) :].strip()
     if word == "confirm" and len(words) == 1:
         return head.format("confirm"), ""
     if word == "queue" and len(words) > 1:

@@ -72,8 +72,14 @@ class EarlyCheck:
     the GIL, so it runs on another core while the rest of the server starts (or, in
     pbm serve, while the previous command commits)."""
 
-    def __init__(self, userid: str, password: str, stored_hash: str | None,
-                 cache: PasswordCache | None = None, background: bool = True):
+    def __init__(
+        self,
+        userid: str,
+        password: str,
+        stored_hash: str | None,
+        cache: PasswordCache | None = None,
+        background: bool = True,
+    ):
         self._checked = (userid, password, stored_hash)
         self._cache = cache
         self._verdict = False

@@ -56,9 +56,16 @@ class MailService:
         loop = asyncio.get_running_loop()
         # Reading and the password check run on a reader thread; the command on the writer.
         outcome = await loop.run_in_executor(
-            self.readers, lambda: process_message(
-                raw, len(raw), envelope.mail_from or "", pipeline=self, config=self.config,
-                envelope_recipients=list(envelope.rcpt_tos)))
+            self.readers,
+            lambda: process_message(
+                raw,
+                len(raw),
+                envelope.mail_from or "",
+                pipeline=self,
+                config=self.config,
+                envelope_recipients=list(envelope.rcpt_tos),
+            ),
+        )
         if outcome.consumed:
             return "250 2.0.0 Message accepted"
         return "451 4.3.0 Temporary failure, please try again later"

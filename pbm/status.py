@@ -65,8 +65,10 @@ def problems(config, figures: dict) -> list[str]:
         found.append(f"{outbox['queued']} mails queued (more than {limit})")
     limit = config.number("status.max_mail_age_minutes")
     if outbox["queued_oldest_minutes"] is not None and outbox["queued_oldest_minutes"] > limit:
-        found.append(f"the oldest queued mail waits for {outbox['queued_oldest_minutes']} "
-                     f"minutes (more than {limit})")
+        found.append(
+            f"the oldest queued mail waits for {outbox['queued_oldest_minutes']} "
+            f"minutes (more than {limit})"
+        )
     limit = config.number("status.max_failed")
     if outbox["failed"] > limit:
         found.append(f"{outbox['failed']} mails failed (more than {limit}): see `pbm outbox list`")
@@ -77,8 +79,10 @@ def problems(config, figures: dict) -> list[str]:
         found.append(f"cleanup last ran {cleanup['hours_ago']} hours ago (more than {limit})")
     limit = config.number("status.max_wal_megabytes")
     if figures["database"]["wal_bytes"] > limit * MEGABYTE:
-        found.append(f"the write-ahead log holds {figures['database']['wal_bytes'] // MEGABYTE} "
-                     f"MB (more than {limit})")
+        found.append(
+            f"the write-ahead log holds {figures['database']['wal_bytes'] // MEGABYTE} "
+            f"MB (more than {limit})"
+        )
     if figures["pending_migrations"]:
         found.append(f"{len(figures['pending_migrations'])} migrations pending: run `pbm migrate`")
     return found
@@ -93,8 +97,12 @@ def text_lines(figures: dict, found: list[str]) -> list[str]:
     lines = [
         f"outbox:     {outbox['queued']} queued{minutes(outbox['queued_oldest_minutes'])}; "
         f"{outbox['failed']} failed{minutes(outbox['failed_oldest_minutes'])}",
-        "cleanup:    " + (f"last run {cleanup['last_run']} ({cleanup['hours_ago']} h ago)"
-                          if cleanup["last_run"] else "never run"),
+        "cleanup:    "
+        + (
+            f"last run {cleanup['last_run']} ({cleanup['hours_ago']} h ago)"
+            if cleanup["last_run"]
+            else "never run"
+        ),
         f"database:   {database['bytes']} bytes, WAL {database['wal_bytes']} bytes",
         "migrations: " + (", ".join(figures["pending_migrations"]) or "none pending"),
         "activity:   " + ", ".join(f"{k} {v}" for k, v in figures["activity"].items()),

@@ -89,13 +89,10 @@ def move_lines(game, position, perspective, *, rows=None, auto_from=None, finish
     # Columns hold ply (r-1)*seats + k under seat k's current holder; after a swap or an
     # extra ply (a resignation) they would stand under the wrong name, so use lines.
     aligned = all(
-        p.seat == (p.ply - 1) % seats and p.userid == position.holders[p.seat]
-        for p in plies
+        p.seat == (p.ply - 1) % seats and p.userid == position.holders[p.seat] for p in plies
     )
     if game.move_layout == "lines" or seats * width > MAIL_WIDTH or not aligned:
-        lines = [
-            f"{p.ply:>4} {names[p.seat]} ({p.userid}): {t}" for p, t in zip(plies, texts)
-        ]
+        lines = [f"{p.ply:>4} {names[p.seat]} ({p.userid}): {t}" for p, t in zip(plies, texts)]
         return lines[-rows * seats :] if rows else lines
     header = [
         "".join(("   " + n).ljust(width) for n in names).rstrip(),
@@ -214,9 +211,23 @@ def next_lines(board, viewer) -> list[str]:
     return lines
 
 
-def board_context(ctx, board, viewer, *, title, events=(), full_moves=False, timing=False,
-                  position=None, extra_lines=(), perspective_of_viewer=True, view=None,
-                  clocks=True, auto_from=None, next_steps=False):
+def board_context(
+    ctx,
+    board,
+    viewer,
+    *,
+    title,
+    events=(),
+    full_moves=False,
+    timing=False,
+    position=None,
+    extra_lines=(),
+    perspective_of_viewer=True,
+    view=None,
+    clocks=True,
+    auto_from=None,
+    next_steps=False,
+):
     """Everything templates/mail/board.txt shows, for one recipient (None: a spectator).
     A preview has no clocks: its position is no board's, and `preview new` has no board;
     `next_steps` for a mail the recipient can answer by a reply."""
@@ -245,7 +256,8 @@ def board_context(ctx, board, viewer, *, title, events=(), full_moves=False, tim
         "reason": (result.reason if result else None) or _previewed_reason(position, finished),
         "personal_lines": list(extra_lines)
         + (personal_lines(board, viewer) if board.active and position is board.position else []),
-        "next_lines": next_lines(board, viewer) if next_steps and position is board.position
+        "next_lines": next_lines(board, viewer)
+        if next_steps and position is board.position
         else [],
         "rating_lines": ctx.server.rating_lines(board, result) if result else [],
         "move_lines": move_lines(
@@ -289,8 +301,10 @@ def text_table(header, rows, right=(), gap="  ") -> list[str]:
     widths = [max(len(str(cells[i])) for cells in [header, *rows]) for i in range(len(header))]
 
     def line(cells):
-        shown = [str(c).rjust(w) if i in right else str(c).ljust(w)
-                 for i, (c, w) in enumerate(zip(cells[:-1], widths))]
+        shown = [
+            str(c).rjust(w) if i in right else str(c).ljust(w)
+            for i, (c, w) in enumerate(zip(cells[:-1], widths))
+        ]
         lead = gap.join(shown) + gap if shown else ""
         out, current = [], lead
         for word in str(cells[-1]).split() or [""]:
@@ -309,7 +323,10 @@ def board_table(game, boards) -> list[str]:
     seats = max((len(b.position.holders) for b in boards), default=2)
     names = list(game.player_names[:seats])
     widths = [
-        max([10, len(names[s])] + [len(b.position.holders[s]) for b in boards if s < b.position.seats])
+        max(
+            [10, len(names[s])]
+            + [len(b.position.holders[s]) for b in boards if s < b.position.seats]
+        )
         for s in range(seats)
     ]
     rows = [(b, _table_status(b)) for b in boards]

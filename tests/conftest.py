@@ -77,8 +77,13 @@ class Harness:
         """One raw mail through process_message, as the pipe and `pbm serve` run it."""
         from pbm.intake import process_message
 
-        return process_message(raw, len(raw), envelope_sender, config=self.config,
-                               envelope_recipients=envelope_recipients)
+        return process_message(
+            raw,
+            len(raw),
+            envelope_sender,
+            config=self.config,
+            envelope_recipients=envelope_recipients,
+        )
 
     def ok(self, text, sender="tester@example.org", body=""):
         result = self.run(text, sender=sender, body=body)
@@ -126,7 +131,11 @@ class Harness:
 
 def error_text(result) -> str:
     mails = [m for _, m in result.queued] + result.printed
-    return "\n".join(m.body for m in mails if m.kind == "error" or "error" in m.subject.lower() or m.subject == "Invalid challenge")
+    return "\n".join(
+        m.body
+        for m in mails
+        if m.kind == "error" or "error" in m.subject.lower() or m.subject == "Invalid challenge"
+    )
 
 
 def body_of(message) -> str:

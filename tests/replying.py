@@ -30,12 +30,24 @@ def reply_mail(original, sender, answer, style="top", comment="") -> bytes:
         text = "\n".join(own + ["", attribution] + ["> " + line for line in lines]) + "\n"
         message.set_content(text)
     elif style == "bottom":
-        text = "\n".join([attribution] + ["> " + line for line in lines] + [""] + own
-                         + ["", "-- ", "Sent from my phone"]) + "\n"
+        text = (
+            "\n".join(
+                [attribution]
+                + ["> " + line for line in lines]
+                + [""]
+                + own
+                + ["", "-- ", "Sent from my phone"]
+            )
+            + "\n"
+        )
         message.set_content(text)
     elif style == "outlook":
-        header = [f"From: {original['From']}", "Sent: Monday, November 2, 2026 10:00",
-                  f"To: {original['To']}", f"Subject: {original['Subject']}"]
+        header = [
+            f"From: {original['From']}",
+            "Sent: Monday, November 2, 2026 10:00",
+            f"To: {original['To']}",
+            f"Subject: {original['Subject']}",
+        ]
         message.set_content("\n".join(own + ["", "_" * 32] + header + [""] + lines) + "\n")
     elif style == "html":
         mine = "".join(f"<div>{html.escape(line) or '<br>'}</div>" for line in own)

@@ -10,7 +10,9 @@ def test_the_first_command_over_the_hourly_limit_is_answered_then_dropped(harnes
         harness.ok("help games", sender="flood@example.org")
     clock("2026-04-01T10:20:00")
     message = harness.refused("help games", sender="flood@example.org")
-    assert "Too many requests from flood@example.org; try again after 2026-04-01 11:00 UTC" in message
+    assert (
+        "Too many requests from flood@example.org; try again after 2026-04-01 11:00 UTC" in message
+    )
     harness.new_mails()
     result = harness.run("help games", sender="flood@example.org")
     assert not result.ok and result.queued == [], "later ones are dropped unanswered"
@@ -32,7 +34,10 @@ def test_signups_per_day(harness, clock):
     harness.ok("signup aa1 secret aa1@example.org", sender="farm@example.org")
     harness.ok("signup aa2 secret aa2@example.org", sender="farm@example.org")
     message = harness.refused("signup aa3 secret aa3@example.org", sender="farm@example.org")
-    assert "Too many signups from farm@example.org today; try again after 2026-04-02 10:00 UTC" in message
+    assert (
+        "Too many signups from farm@example.org today; try again after 2026-04-02 10:00 UTC"
+        in message
+    )
     harness.ok("signup bb1 secret", sender="honest@example.org")
     clock("2026-04-02T10:01:00")
     harness.ok("signup aa3 secret aa3@example.org", sender="farm@example.org")
@@ -45,9 +50,13 @@ def test_password_guessing_is_locked_per_userid_and_sender(harness, clock):
     clock("2026-04-01T10:00:00")
     for guess in ("a", "b", "c", "d"):
         assert "Invalid password entered" in harness.refused(
-            f"knightpanic move 101 alice guess{guess} c1-e5", sender="evil@example.org")
+            f"knightpanic move 101 alice guess{guess} c1-e5", sender="evil@example.org"
+        )
     message = harness.refused("knightpanic move 101 alice secret c1-e5", sender="evil@example.org")
-    assert "Too many failed password attempts for alice; try again after 2026-04-01 11:00 UTC" in message
+    assert (
+        "Too many failed password attempts for alice; try again after 2026-04-01 11:00 UTC"
+        in message
+    )
     harness.ok("knightpanic move 101 alice secret c1-e5", sender="alice@example.org")
     harness.ok("knightpanic move 101 bob secret g7-e3", sender="evil@example.org")
     clock("2026-04-01T11:00:01")
@@ -57,9 +66,12 @@ def test_password_guessing_is_locked_per_userid_and_sender(harness, clock):
 def test_unknown_userids_count_as_failures_too(harness):
     harness.configure("[limits]\nfailed_logins_per_hour = 2\n")
     for _ in range(3):
-        assert "Invalid userid entered" in harness.refused("add ghost pw12 a@b.org", sender="x@y.org")
+        assert "Invalid userid entered" in harness.refused(
+            "add ghost pw12 a@b.org", sender="x@y.org"
+        )
     assert "Too many failed password attempts for ghost" in harness.refused(
-        "add ghost pw12 a@b.org", sender="x@y.org")
+        "add ghost pw12 a@b.org", sender="x@y.org"
+    )
 
 
 def test_challenges_per_day(harness):
@@ -68,7 +80,8 @@ def test_challenges_per_day(harness):
     harness.ok("knightpanic challenge alice bob", sender="spam@example.org")
     harness.ok("knightpanic challenge alice bob", sender="spam@example.org")
     assert "Too many challenges from spam@example.org today" in harness.refused(
-        "knightpanic challenge alice bob", sender="spam@example.org")
+        "knightpanic challenge alice bob", sender="spam@example.org"
+    )
     harness.ok("knightpanic challenge alice bob", sender="alice@example.org")
 
 
@@ -83,7 +96,8 @@ def test_unasked_mail_to_a_user_is_capped_but_play_goes_on(harness):
     assert [body_of(m).split("\n")[2] for m in to_alice] == ["spam 0", "spam 1"]
     harness.ok("knightpanic move 101 alice secret c1-e5")
     assert [m["Subject"] for m in harness.new_mails("alice@example.org")] == [
-        "KnightPanic Board 101: alice vs bob"]
+        "KnightPanic Board 101: alice vs bob"
+    ]
 
 
 def test_nobody_can_be_flooded_with_boards(harness):

@@ -38,7 +38,10 @@ def test_signup_copies_a_sender_who_is_not_among_the_addresses(harness):
         ("signup alice abc", "Passwords must be 4 to 64 characters"),
         ("signup alice " + "p" * 65, "Passwords must be 4 to 64 characters"),
         ("signup alice pw12 not-an-address", 'Invalid address "not-an-address"'),
-        ("signup alice pw12 a@b.org b@b.org c@b.org d@b.org e@b.org f@b.org", "At most 5 addresses"),
+        (
+            "signup alice pw12 a@b.org b@b.org c@b.org d@b.org e@b.org f@b.org",
+            "At most 5 addresses",
+        ),
         ("signup alice", 'Syntax is "signup userid password [address...]"'),
     ],
 )
@@ -152,16 +155,18 @@ def test_signoff_deletes_and_forfeits_active_boards(harness):
 def test_multiple_runs_each_line_on_its_own(harness):
     harness.signup("alice", "bob")
     harness.new_mails()
-    body = "\n".join([
-        "# my moves for today",
-        "knightpanic challenge alice bob",
-        "",
-        "knightpanic move 101 alice secret c1-e5",
-        "knightpanic move 101 alice secret a1-c5",
-        "knightpanic move 101 bob secret g7-e3",
-        "-- ",
-        "knightpanic move 101 bob secret never-run",
-    ])
+    body = "\n".join(
+        [
+            "# my moves for today",
+            "knightpanic challenge alice bob",
+            "",
+            "knightpanic move 101 alice secret c1-e5",
+            "knightpanic move 101 alice secret a1-c5",
+            "knightpanic move 101 bob secret g7-e3",
+            "-- ",
+            "knightpanic move 101 bob secret never-run",
+        ]
+    )
     result = harness.run("multiple", sender="alice@example.org", body=body)
     assert not result.ok
     subjects = [m["Subject"] for m in harness.new_mails("alice@example.org")]

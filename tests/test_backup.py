@@ -37,10 +37,12 @@ def initialised(home):
 
 def played_home(tmp_path):
     home = initialised(tmp_path / "home")
-    for args in (("signup", "alice", "secret", "alice@example.org"),
-                 ("signup", "bob", "secret", "bob@example.org"),
-                 ("knightpanic", "challenge", "alice", "bob"),
-                 ("knightpanic", "move", "101", "alice", "secret", "c1-e5")):
+    for args in (
+        ("signup", "alice", "secret", "alice@example.org"),
+        ("signup", "bob", "secret", "bob@example.org"),
+        ("knightpanic", "challenge", "alice", "bob"),
+        ("knightpanic", "move", "101", "alice", "secret", "c1-e5"),
+    ):
         code, output = pbm(home, *args)
         assert code == 0, output
     return home
@@ -126,22 +128,27 @@ def damage(path):
     them, integrity_check (or opening) sees the damage."""
     data = bytearray(path.read_bytes())
     for offset in range(4096, len(data), 4096):
-        data[offset:offset + 64] = b"\xff" * 64
+        data[offset : offset + 64] = b"\xff" * 64
     path.write_bytes(bytes(data))
 
 
 def add_future_migration(path):
     conn = sqlite3.connect(path)
-    conn.execute("INSERT INTO _sqlite_migrations (migration_set, name, applied_at) "
-                 "VALUES ('pbm', 'm999_from_the_future', '2030-01-01')")
+    conn.execute(
+        "INSERT INTO _sqlite_migrations (migration_set, name, applied_at) "
+        "VALUES ('pbm', 'm999_from_the_future', '2030-01-01')"
+    )
     conn.commit()
     conn.close()
 
 
-@pytest.mark.parametrize("change,message", [
-    (damage, "the backup's database"),
-    (add_future_migration, "made by a newer pbm (migrations m999_from_the_future"),
-])
+@pytest.mark.parametrize(
+    "change,message",
+    [
+        (damage, "the backup's database"),
+        (add_future_migration, "made by a newer pbm (migrations m999_from_the_future"),
+    ],
+)
 def test_restore_refuses_a_bad_backup_and_leaves_the_home_alone(tmp_path, change, message):
     home = played_home(tmp_path)
     bad = repacked(tmp_path, written_backup(home), change)
@@ -199,8 +206,11 @@ def acknowledged_tags(home) -> set[str]:
         mail = email.message_from_bytes(path.read_bytes(), policy=email.policy.default)
         if mail["Subject"].endswith("Error"):
             continue
-        tags.update(line[len("msg "):] for line in mail.get_content().splitlines()
-                    if line.startswith("msg "))
+        tags.update(
+            line[len("msg ") :]
+            for line in mail.get_content().splitlines()
+            if line.startswith("msg ")
+        )
     return tags
 
 
@@ -218,9 +228,11 @@ def test_restore_drill_finds_every_move_acknowledged_before_the_backup(tmp_path,
         number, players = 101 + b, (f"w{b}", f"b{b}")
         for ply, move in enumerate(boards[b], start=1):
             mover = players[(ply - 1) % 2]
-            raw = command_mail(f"{mover}@drill.example",
-                               f"knightpanic move {number} {mover} pw{mover} {move}#{ply}",
-                               f"msg b{number}-p{ply}\n")
+            raw = command_mail(
+                f"{mover}@drill.example",
+                f"knightpanic move {number} {mover} pw{mover} {move}#{ply}",
+                f"msg b{number}-p{ply}\n",
+            )
             result = pipe(project_env, raw)
             if result.returncode != 0:
                 failures.append(result.stderr.decode()[-500:])
@@ -232,9 +244,13 @@ def test_restore_drill_finds_every_move_acknowledged_before_the_backup(tmp_path,
         worker.start()
     some_played.wait()  # every board has moves; the rest keep arriving during the backup
     before = acknowledged_tags(home)
-    backup = subprocess.run([sys.executable, "-c", "from pbm.cli import cli; cli()",
-                             "--home", str(home), "backup"],
-                            env=project_env, cwd=ROOT, capture_output=True, text=True)
+    backup = subprocess.run(
+        [sys.executable, "-c", "from pbm.cli import cli; cli()", "--home", str(home), "backup"],
+        env=project_env,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
     for worker in workers:
         worker.join()
     assert backup.returncode == 0, backup.stderr
@@ -252,12 +268,14 @@ def test_restore_drill_finds_every_move_acknowledged_before_the_backup(tmp_path,
         for b in range(BOARDS):
             row = store.boards.get("knightpanic", 101 + b)
             texts = [p.text for p in store.boards.plies(row.id)]
-            assert texts == boards[b][:len(texts)], "a board is one committed state, not torn"
+            assert texts == boards[b][: len(texts)], "a board is one committed state, not torn"
             restored.update({f"b{101 + b}-p{ply}": text for ply, text in enumerate(texts, 1)})
     finally:
         store.close()
     missing = sorted(before - set(restored))
     assert missing == [], "every move acknowledged before the backup started is restored"
     assert Config.load(new_home).get("limits.commands_per_hour") == "1000000"
-    print(f"\ndrill: {len(before)} moves acknowledged before the backup, "
-          f"{len(restored)} in the backup, {BOARDS * PLIES} played in all")
+    print(
+        f"\ndrill: {len(before)} moves acknowledged before the backup, "
+        f"{len(restored)} in the backup, {BOARDS * PLIES} played in all"
+    )

@@ -149,6 +149,4 @@ def test_knight_line_marks_the_move_and_lists_cells_one_way(players):
         "Last move: White 0,0/2,1/1",
     ]
     [refusal] = mail(players, "bob", "knightline move 101 bob secret 1,0/0,2/5")
-    assert "from 1,0 you can move to (-1,-1), (-1,1), (2,2) or (3,1)" in " ".join(
-        refusal.split()
-    )
+    assert "from 1,0 you can move to (-1,-1), (-1,1), (2,2) or (3,1)" in " ".join(refusal.split())

@@ -62,7 +62,8 @@ def test_nag_on_day_7_and_forfeit_on_day_21(board, clock):
                 assert body.startswith("It is your move on KnightPanic Board 101.")
                 assert f"You have not moved in {day} days." in " ".join(body.split())
                 assert "If you do not move by 2026-01-22 12:00 UTC, you will forfeit." in " ".join(
-                    body.split())
+                    body.split()
+                )
                 assert "Nag of KnightPanic Board 101" in body
                 assert "It is now....... 2026-" in body
             else:
@@ -146,7 +147,8 @@ def test_an_undecided_vote_is_nagged_then_auto_accepted(board, clock):
     [nag] = board.new_mails()
     assert nag["To"] == "bob@example.org"
     assert "You still have to accept or reject the draw proposal on KnightPanic Board 101" in (
-        " ".join(body_of(nag).split()))
+        " ".join(body_of(nag).split())
+    )
     for day in range(8, 22):
         at_day(clock, day, hour=14)
         cleanup(board)
@@ -184,7 +186,9 @@ def test_finished_boards_are_archived_after_14_days(board, clock):
 
 def test_dry_run_and_nag_mode_change_nothing_else(board, clock):
     at_day(clock, 25)
-    assert "would do: KnightPanic Board 101: alice forfeits (no move)" in cleanup(board, "--dry-run")
+    assert "would do: KnightPanic Board 101: alice forfeits (no move)" in cleanup(
+        board, "--dry-run"
+    )
     assert board.new_mails() == []
     assert "nag to alice" in cleanup(board, "--mode", "nag")
     assert [m["Subject"] for m in board.new_mails()] == ["Nag: KnightPanic Board 101 alice"]
@@ -254,8 +258,17 @@ def test_a_move_made_after_the_listing_is_seen(harness, clock, monkeypatch):
     real = pbm.cleanup._clean_board
 
     def move_first(ctx, board_id, mode, report):
-        ctx.store.boards.append_ply(board_id, ply=3, seat=0, userid="alice", kind="move",
-                              text="a1-c5", auto=False, charged=0, at=stamp(ctx.now))
+        ctx.store.boards.append_ply(
+            board_id,
+            ply=3,
+            seat=0,
+            userid="alice",
+            kind="move",
+            text="a1-c5",
+            auto=False,
+            charged=0,
+            at=stamp(ctx.now),
+        )
         real(ctx, board_id, mode, report)
 
     monkeypatch.setattr(pbm.cleanup, "_clean_board", move_first)

@@ -78,8 +78,16 @@ def test_from_acts_like_a_mail_and_queues_the_reply(home):
 def test_body_from_stdin_becomes_the_comment(home):
     for userid in ("alice", "bob"):
         pbm(home, "signup", userid, "secret", f"{userid}@example.org")
-    result = pbm(home, "--body", "-", "knightpanic", "challenge", "alice", "bob",
-                  input="Have fun!\n-- \nsig\n")
+    result = pbm(
+        home,
+        "--body",
+        "-",
+        "knightpanic",
+        "challenge",
+        "alice",
+        "bob",
+        input="Have fun!\n-- \nsig\n",
+    )
     assert result.exit_code == 0
     assert "Challenger writes:\nHave fun!" in pbm(home, "knightpanic", "show", "101").output
 

@@ -42,8 +42,6 @@ def scripts(count, plies):
     return found
 
 
-
-
 def test_concurrent_mail_keeps_every_board_consistent(project_env, tmp_path):
     home = tmp_path / "home"
     runner = CliRunner()
@@ -53,12 +51,26 @@ def test_concurrent_mail_keeps_every_board_consistent(project_env, tmp_path):
     for b in range(BOARDS):
         players[b] = (f"w{b}", f"b{b}")
         for userid in players[b]:
-            assert runner.invoke(
-                cli, ["--home", str(home), "signup", userid, "pw" + userid, f"{userid}@race.example"]
-            ).exit_code == 0
-        assert runner.invoke(
-            cli, ["--home", str(home), "knightpanic", "challenge", *players[b], "-size=6"]
-        ).exit_code == 0
+            assert (
+                runner.invoke(
+                    cli,
+                    [
+                        "--home",
+                        str(home),
+                        "signup",
+                        userid,
+                        "pw" + userid,
+                        f"{userid}@race.example",
+                    ],
+                ).exit_code
+                == 0
+            )
+        assert (
+            runner.invoke(
+                cli, ["--home", str(home), "knightpanic", "challenge", *players[b], "-size=6"]
+            ).exit_code
+            == 0
+        )
     boards = scripts(BOARDS, PLIES)
     rng = random.Random(7)
     expectation = {}  # tag -> "accepted-or-twin" | "refused" | "duplicate"
@@ -70,27 +82,36 @@ def test_concurrent_mail_keeps_every_board_consistent(project_env, tmp_path):
                 number = 101 + b
                 mover, waiting = players[b][(ply - 1) % 2], players[b][ply % 2]
                 move = script[ply - 1]
-                correct = message(f"{mover}@race.example",
-                                  f"knightpanic move {number} {mover} pw{mover} {move}#{ply}",
-                                  f"b{number}-p{ply}-guarded")
-                twin = message(f"{mover}@race.example",
-                               f"knightpanic move {number} {mover} pw{mover} {move}",
-                               f"b{number}-p{ply}-unguarded")
+                correct = message(
+                    f"{mover}@race.example",
+                    f"knightpanic move {number} {mover} pw{mover} {move}#{ply}",
+                    f"b{number}-p{ply}-guarded",
+                )
+                twin = message(
+                    f"{mover}@race.example",
+                    f"knightpanic move {number} {mover} pw{mover} {move}",
+                    f"b{number}-p{ply}-unguarded",
+                )
                 out_of_turn = message(
                     f"{waiting}@race.example",
                     f"knightpanic move {number} {waiting} pw{waiting} "
                     f"{script[min(ply, PLIES - 1)]}#{ply}",
-                    f"b{number}-p{ply}-outofturn")
-                stale = message(f"{mover}@race.example",
-                                f"knightpanic move {number} {mover} pw{mover} {move}#{ply - 1}",
-                                f"b{number}-p{ply}-stale")
+                    f"b{number}-p{ply}-outofturn",
+                )
+                stale = message(
+                    f"{mover}@race.example",
+                    f"knightpanic move {number} {mover} pw{mover} {move}#{ply - 1}",
+                    f"b{number}-p{ply}-stale",
+                )
                 wave += [correct, twin, correct, out_of_turn, stale]
                 expectation[correct[0]] = expectation[twin[0]] = "one of the pair"
                 expectation[out_of_turn[0]] = expectation[stale[0]] = "refused"
             rng.shuffle(wave)
             results = list(pool.map(lambda item: pipe(project_env, item[1]), wave))
             sent += len(wave)
-            assert all(r.returncode == 0 for r in results), [r.stderr[-500:] for r in results if r.returncode]
+            assert all(r.returncode == 0 for r in results), [
+                r.stderr[-500:] for r in results if r.returncode
+            ]
     assert sent == BOARDS * PLIES * 5
 
     store = Store.open(home / "pbm.db")
@@ -110,7 +131,7 @@ def test_concurrent_mail_keeps_every_board_consistent(project_env, tmp_path):
             kind, marker = "error", "> msg "  # the quoted original names the refused message
         else:
             kind, marker = "board", "msg "  # the comment names the move that was played
-        tag = next((line[len(marker):] for line in lines if line.startswith(marker)), None)
+        tag = next((line[len(marker) :] for line in lines if line.startswith(marker)), None)
         if tag is not None:
             by_tag.setdefault(tag, []).append((kind, mail["To"]))
     for b in range(BOARDS):
@@ -121,12 +142,15 @@ def test_concurrent_mail_keeps_every_board_consistent(project_env, tmp_path):
             accepted = [o for o in outcomes if o and o[0][0] == "board"]
             assert len(accepted) == 1, (number, ply, outcomes)
             assert sorted(to for _, to in accepted[0]) == sorted(
-                f"{u}@race.example" for u in players[b]), "one mail per recipient"
+                f"{u}@race.example" for u in players[b]
+            ), "one mail per recipient"
             refused = [o for o in outcomes if o is not accepted[0]]
             assert refused == [[("error", refused[0][0][1])]] if refused[0] else refused == [[]]
             for kind in ("outofturn", "stale"):
                 mails = by_tag.get(f"b{number}-p{ply}-{kind}", [])
                 assert [k for k, _ in mails] == ["error"], (number, ply, kind, mails)
     mails = sum(len(v) for v in by_tag.values())
-    print(f"\nmessages: {sent} from {WORKERS} processes at once on {BOARDS} boards; "
-          f"plies played: {BOARDS * PLIES}; mails checked: {mails}; lost or doubled: none")
+    print(
+        f"\nmessages: {sent} from {WORKERS} processes at once on {BOARDS} boards; "
+        f"plies played: {BOARDS * PLIES}; mails checked: {mails}; lost or doubled: none"
+    )

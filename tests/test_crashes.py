@@ -29,7 +29,12 @@ def state_of(home, number, key):
         assert store.integrity_check() == "ok"
         board = store.boards.get("lox", number)
         plies = store.boards.plies(board.id)
-        rows = [r for r in store._rows("SELECT id, status, inbox_key FROM outbox WHERE inbox_key = ?", (key,))]
+        rows = [
+            r
+            for r in store._rows(
+                "SELECT id, status, inbox_key FROM outbox WHERE inbox_key = ?", (key,)
+            )
+        ]
         return plies, store.limits.inbox_seen(key), rows
     finally:
         store.close()
@@ -41,14 +46,18 @@ def test_a_killed_handler_leaves_all_or_nothing(project_env, tmp_path):
     assert runner.invoke(cli, ["--home", str(home), "init"]).exit_code == 0
     (home / "pbm.ini").write_text(GENEROUS_LIMITS)
     for userid in ("white", "black"):
-        runner.invoke(cli, ["--home", str(home), "signup", userid, "pw" + userid, f"{userid}@kill.example"])
+        runner.invoke(
+            cli, ["--home", str(home), "signup", userid, "pw" + userid, f"{userid}@kill.example"]
+        )
     # Lox: its random games last long enough to play a move for every kill.
     runner.invoke(cli, ["--home", str(home), "lox", "challenge", "white", "black", "-size=13"])
     game = games.lox.Lox()
     script = []
     seed = 0
     while len(script) < KILLS:
-        script, _ = random_game(game, game.parse_options({"size": "13"}, 2), 2, seed, max_plies=KILLS)
+        script, _ = random_game(
+            game, game.parse_options({"size": "13"}, 2), 2, seed, max_plies=KILLS
+        )
         seed += 1
 
     start = time.monotonic()
@@ -59,11 +68,18 @@ def test_a_killed_handler_leaves_all_or_nothing(project_env, tmp_path):
     outcomes = {"nothing": 0, "committed": 0, "delivered": 0}
     for ply, move in enumerate(script, start=1):
         userid = "white" if ply % 2 else "black"
-        key, raw = message(f"{userid}@kill.example",
-                           f"lox move 101 {userid} pw{userid} {move}#{ply}", f"kill-{ply}")
+        key, raw = message(
+            f"{userid}@kill.example",
+            f"lox move 101 {userid} pw{userid} {move}#{ply}",
+            f"kill-{ply}",
+        )
         process = subprocess.Popen(
-            [sys.executable, str(ROOT / "mail_handler.py")], stdin=subprocess.PIPE,
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=project_env, cwd=ROOT,
+            [sys.executable, str(ROOT / "mail_handler.py")],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            env=project_env,
+            cwd=ROOT,
         )
         process.stdin.write(raw)
         process.stdin.close()
@@ -109,16 +125,22 @@ def test_a_crash_between_commit_and_delivery_is_finished_by_redelivery(harness, 
 
     monkeypatch.setattr(pbm.dispatch, "deliver", crash)
     try:
-        harness.run("knightpanic move 101 alice secret c1-e5", sender="alice@example.org",
-                    key="crash-1@example.org")
+        harness.run(
+            "knightpanic move 101 alice secret c1-e5",
+            sender="alice@example.org",
+            key="crash-1@example.org",
+        )
     except Killed:
         pass
     monkeypatch.undo()
     assert len(harness.outbox_files()) == before, "committed, not yet delivered"
     store = Store.open(harness.home / "pbm.db")
     assert len(store.outbox.pending_for("crash-1@example.org")) == 2
-    result = harness.run("knightpanic move 101 alice secret c1-e5", sender="alice@example.org",
-                         key="crash-1@example.org")
+    result = harness.run(
+        "knightpanic move 101 alice secret c1-e5",
+        sender="alice@example.org",
+        key="crash-1@example.org",
+    )
     assert result.duplicate
     assert len(harness.outbox_files()) == before + 2
     assert store.outbox.pending_for("crash-1@example.org") == []
@@ -131,8 +153,9 @@ def test_a_claim_outlives_its_process_only_while_it_runs():
 
     from pbm.mailout import claimer_is_gone
 
-    finished = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
-                              capture_output=True, text=True)
+    finished = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True
+    )
     dead_pid = int(finished.stdout)
     assert claimer_is_gone(f"2026-01-01T00:00:00Z#{dead_pid}#ab12")
     assert not claimer_is_gone(f"2026-01-01T00:00:00Z#{os.getpid()}#ab12")

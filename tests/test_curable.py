@@ -44,8 +44,15 @@ def as_service_user():
 
 
 def run_as_service_user(args, env, raw=b""):
-    return subprocess.run(args, input=raw, env=env, cwd=ROOT, capture_output=True,
-                          timeout=120, preexec_fn=as_service_user)
+    return subprocess.run(
+        args,
+        input=raw,
+        env=env,
+        cwd=ROOT,
+        capture_output=True,
+        timeout=120,
+        preexec_fn=as_service_user,
+    )
 
 
 def pipe(env, raw):
@@ -123,7 +130,12 @@ CAUSES = [
     ("home not writable", make_readonly_home, "write access to the home", "cannot write in"),
     ("database corrupt", corrupt_db, "damaged", "restore"),
     ("database missing", remove_db, "No database", "run `pbm init`"),
-    ("unknown key in pbm.ini", unknown_ini_key, "unknown key comands_per_hour", "unknown key comands_per_hour"),
+    (
+        "unknown key in pbm.ini",
+        unknown_ini_key,
+        "unknown key comands_per_hour",
+        "unknown key comands_per_hour",
+    ),
     ("unparsable value in pbm.ini", bad_ini_value, "not a whole number", "not a whole number"),
     ("pbm.ini without a section", broken_ini_syntax, "no section headers", "no section headers"),
     ("pbm.ini unreadable", unreadable_ini, "cannot read", "cannot read"),
@@ -142,8 +154,9 @@ def cure(home):
 
 
 @pytest.mark.parametrize("name,cause,words,check_words", CAUSES, ids=[c[0] for c in CAUSES])
-def test_a_curable_failure_keeps_the_mail_until_cured(home, project_env, name, cause, words,
-                                                       check_words):
+def test_a_curable_failure_keeps_the_mail_until_cured(
+    home, project_env, name, cause, words, check_words
+):
     seen = set()
     inbox(home, seen)
     backup = (home / "pbm.db").read_bytes()
@@ -212,9 +225,14 @@ def test_serve_answers_451_while_the_disk_is_full_then_250(home, project_env):
     import resource
 
     port = free_port()
-    process = subprocess.Popen([str(PBM), "serve", "--port", str(port)], env=project_env,
-                               cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                               preexec_fn=as_service_user)
+    process = subprocess.Popen(
+        [str(PBM), "serve", "--port", str(port)],
+        env=project_env,
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        preexec_fn=as_service_user,
+    )
     seen = set()
     try:
         assert b"listening" in process.stdout.readline()
@@ -226,8 +244,9 @@ def test_serve_answers_451_while_the_disk_is_full_then_250(home, project_env):
             with pytest.raises(smtplib.SMTPDataError) as refused:
                 client.send_message(waiting)
             assert refused.value.smtp_code == 451
-            resource.prlimit(process.pid, resource.RLIMIT_FSIZE,
-                             (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
+            resource.prlimit(
+                process.pid, resource.RLIMIT_FSIZE, (resource.RLIM_INFINITY, resource.RLIM_INFINITY)
+            )
             assert client.send_message(waiting) == {}
     finally:
         process.send_signal(signal.SIGTERM)
@@ -240,8 +259,9 @@ def command_mail_message(subject):
     import email
     import email.policy
 
-    return email.message_from_bytes(command_mail("alice@example.org", subject),
-                                    policy=email.policy.default)
+    return email.message_from_bytes(
+        command_mail("alice@example.org", subject), policy=email.policy.default
+    )
 
 
 INI_VALUES = st.text(st.characters(blacklist_categories=("Cs", "Cc")), max_size=12)
@@ -262,10 +282,14 @@ def usable(section, key, value) -> bool:
 
 
 @settings(max_examples=150, deadline=None)
-@given(section=st.sampled_from(sorted(DEFAULTS)),
-       key=st.one_of(st.sampled_from(sorted({k for v in DEFAULTS.values() for k in v})),
-                     st.text("abcdefghijklmnopqrstuvwxyz_", min_size=1, max_size=20)),
-       value=st.one_of(INI_VALUES, st.integers(0, 10**6).map(str)))
+@given(
+    section=st.sampled_from(sorted(DEFAULTS)),
+    key=st.one_of(
+        st.sampled_from(sorted({k for v in DEFAULTS.values() for k in v})),
+        st.text("abcdefghijklmnopqrstuvwxyz_", min_size=1, max_size=20),
+    ),
+    value=st.one_of(INI_VALUES, st.integers(0, 10**6).map(str)),
+)
 def test_any_ini_setting_is_used_or_refused_never_ignored(tmp_path_factory, section, key, value):
     """Hypothesis: a setting pbm does not know or cannot use raises ConfigError; one it can
     use is the value it reads."""
@@ -279,7 +303,9 @@ def test_any_ini_setting_is_used_or_refused_never_ignored(tmp_path_factory, sect
 
 
 def test_a_setting_given_twice_takes_the_later_value(tmp_path):
-    (tmp_path / "pbm.ini").write_text("[limits]\ncommands_per_hour = 5\n[limits]\ncommands_per_hour = 7\n")
+    (tmp_path / "pbm.ini").write_text(
+        "[limits]\ncommands_per_hour = 5\n[limits]\ncommands_per_hour = 7\n"
+    )
     assert Config.load(tmp_path).number("limits.commands_per_hour") == 7
 
 

@@ -34,8 +34,13 @@ class Relay:
 
     async def handle_DATA(self, server, session, envelope):
         subject = next(
-            (line.split(":", 1)[1].strip() for line in envelope.content.decode().splitlines()
-             if line.startswith("Subject:")), "")
+            (
+                line.split(":", 1)[1].strip()
+                for line in envelope.content.decode().splitlines()
+                if line.startswith("Subject:")
+            ),
+            "",
+        )
         for address in envelope.rcpt_tos:
             self.delivered.append((address, subject))
         return "250 OK"

@@ -20,7 +20,9 @@ def test_every_deployment_file_the_readme_names_exists():
 def test_the_readme_quotes_the_file_verbatim(name):
     text = (ROOT / "deploy" / name).read_text()
     quoted = textwrap.indent(text, "    ")
-    assert f"\n\n{quoted}" in (ROOT / "README.md").read_text(), f"README.md does not quote deploy/{name}"
+    assert f"\n\n{quoted}" in (ROOT / "README.md").read_text(), (
+        f"README.md does not quote deploy/{name}"
+    )
 
 
 def test_the_serve_transport_replaces_only_the_pipe_transport():

@@ -27,7 +27,8 @@ def digests(harness):
 
 
 def test_the_digest_lists_the_boards_on_move_once_a_day_and_its_addresses_take_replies(
-        harness, clock):
+    harness, clock
+):
     harness.signup("alice", "bob", "carol")
     at_hour(clock, 0)
     harness.ok("knightpanic challenge alice bob")  # 101: alice on move

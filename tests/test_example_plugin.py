@@ -22,13 +22,27 @@ def installed(tmp_path_factory):
     """The folder pip installed the example into, from a copy: the tree stays clean."""
     work = tmp_path_factory.mktemp("example")
     source = work / "source"
-    shutil.copytree(EXAMPLE, source, ignore=shutil.ignore_patterns(
-        "build", "*.egg-info", "__pycache__", ".pytest_cache"))
+    shutil.copytree(
+        EXAMPLE,
+        source,
+        ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__", ".pytest_cache"),
+    )
     target = work / "site"
     result = subprocess.run(
-        [sys.executable, "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
-         "--no-deps", "--target", str(target), str(source)],
-        capture_output=True, timeout=600,
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--disable-pip-version-check",
+            "--no-deps",
+            "--target",
+            str(target),
+            str(source),
+        ],
+        capture_output=True,
+        timeout=600,
     )
     assert result.returncode == 0, result.stderr.decode()
     return target
@@ -48,10 +62,20 @@ def test_the_installed_package_carries_its_templates(installed):
 def test_the_example_passes_its_own_tests(installed, project_env):
     # -P: the example is imported from where pip put it, not from the source folder.
     result = subprocess.run(
-        [sys.executable, "-P", "-m", "pytest", "-q", "-p", "no:cacheprovider",
-         str(EXAMPLE / "tests")],
-        env=with_example(project_env, installed), cwd=installed,
-        capture_output=True, timeout=600,
+        [
+            sys.executable,
+            "-P",
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            str(EXAMPLE / "tests"),
+        ],
+        env=with_example(project_env, installed),
+        cwd=installed,
+        capture_output=True,
+        timeout=600,
     )
     output = result.stdout.decode()
     assert result.returncode == 0, output + result.stderr.decode()

@@ -8,7 +8,7 @@ from tests.conftest import body_of
 def exported(mail) -> dict:
     text = body_of(mail)
     start = text.index("----- BEGIN JSON -----") + len("----- BEGIN JSON -----")
-    return json.loads(text[start:text.index("----- END JSON -----")])
+    return json.loads(text[start : text.index("----- END JSON -----")])
 
 
 def test_export_me_mails_the_account_boards_and_results(harness):
@@ -32,7 +32,8 @@ def test_export_me_mails_the_account_boards_and_results(harness):
     assert account["addresses"] == ["alice@example.org", "alice2@example.org"]
     assert account["created"]
     assert account["settings"]["challenges"] == [
-        {"game": "knightpanic", "max_active": 5, "seeking": 0, "inactive": False}]
+        {"game": "knightpanic", "max_active": 5, "seeking": 0, "inactive": False}
+    ]
     boards = {b["number"]: b for b in data["boards"]}
     assert sorted(boards) == [101, 102], "only the boards alice sits at"
     finished = boards[101]

@@ -15,18 +15,45 @@ from pbm.plugins import get_games
 from pbm.testing import random_game
 from tests.conftest import STRESS_FACTOR
 
-HEADER_NAMES = ["From", "Reply-To", "Subject", "Message-ID", "Content-Type",
-                "Content-Transfer-Encoding", "MIME-Version", "Auto-Submitted", "Return-Path",
-                "X-Junk", "List-Id", "Precedence"]
-CONTENT_TYPES = ["text/plain", "text/html", "multipart/mixed; boundary=b",
-                 "multipart/alternative", "message/rfc822", "text/plain; charset=x-bad",
-                 "application/octet-stream", "multipart/report; report-type=delivery-status"]
+HEADER_NAMES = [
+    "From",
+    "Reply-To",
+    "Subject",
+    "Message-ID",
+    "Content-Type",
+    "Content-Transfer-Encoding",
+    "MIME-Version",
+    "Auto-Submitted",
+    "Return-Path",
+    "X-Junk",
+    "List-Id",
+    "Precedence",
+]
+CONTENT_TYPES = [
+    "text/plain",
+    "text/html",
+    "multipart/mixed; boundary=b",
+    "multipart/alternative",
+    "message/rfc822",
+    "text/plain; charset=x-bad",
+    "application/octet-stream",
+    "multipart/report; report-type=delivery-status",
+]
 
 header_value = st.one_of(
     st.text(max_size=80),
     st.sampled_from(CONTENT_TYPES),
-    st.sampled_from(["a@b.example", "<>", "Name <x@y.example>", "=?utf-8?q?help?=",
-                     "knightpanic show 101", "help games", "=?bad?x?zz?="]),
+    st.sampled_from(
+        [
+            "a@b.example",
+            "<>",
+            "Name <x@y.example>",
+            "=?utf-8?q?help?=",
+            "knightpanic show 101",
+            "help games",
+            "=?bad?x?zz?=",
+        ]
+    ),
 )
 structured_mail = st.builds(
     lambda headers, body: (
@@ -37,7 +64,11 @@ structured_mail = st.builds(
 )
 
 
-@settings(max_examples=120 * STRESS_FACTOR, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=120 * STRESS_FACTOR,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
 @given(raw=st.one_of(st.binary(max_size=2000), structured_mail))
 def test_the_mail_pipeline_never_raises(harness, raw):
     with open_server(harness.config) as server:
@@ -71,8 +102,9 @@ def reachable_states(game, count, seed):
     for players in range(game.min_players, game.max_players + 1):
         options = game.parse_options({}, players)
         for _ in range(count):
-            moves, _ = random_game(game, options, players, rng.randrange(10**9),
-                                   max_plies=rng.randrange(0, 60))
+            moves, _ = random_game(
+                game, options, players, rng.randrange(10**9), max_plies=rng.randrange(0, 60)
+            )
             state = game.initial_state(options, players, 0)
             for move in moves:
                 state = game.apply_move(state, game.to_move(state), move)
@@ -81,8 +113,15 @@ def reachable_states(game, count, seed):
 
 
 @settings(max_examples=150 * STRESS_FACTOR, deadline=None)
-@given(text=st.one_of(st.text(max_size=40), st.from_regex(r"[a-zA-Z]{1,2}[0-9]{1,2}([-x*:,+][a-zA-Z]{0,2}[0-9]{0,2}){0,3}", fullmatch=True)),
-       pick=st.integers(0, 10**6))
+@given(
+    text=st.one_of(
+        st.text(max_size=40),
+        st.from_regex(
+            r"[a-zA-Z]{1,2}[0-9]{1,2}([-x*:,+][a-zA-Z]{0,2}[0-9]{0,2}){0,3}", fullmatch=True
+        ),
+    ),
+    pick=st.integers(0, 10**6),
+)
 def test_every_games_move_parser_raises_only_move_error(text, pick):
     for name, game in get_games().items():
         states = _STATES.setdefault(name, reachable_states(game, 4, len(name)))

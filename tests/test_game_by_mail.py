@@ -34,15 +34,22 @@ def test_full_game_by_mail(project_env, tmp_path, size):
     for ply, move in enumerate(MOVES, start=1):
         mover, waiting = ("alice", "bob") if ply % 2 else ("bob", "alice")
         # A stale or out-of-turn mail first: refused to the sender only, nothing changes.
-        send(project_env, f"{waiting}@example.org",
-             f"knightpanic move 101 {waiting} {passwords[waiting]} {move}")
+        send(
+            project_env,
+            f"{waiting}@example.org",
+            f"knightpanic move 101 {waiting} {passwords[waiting]} {move}",
+        )
         got = inbox(home, seen)
         assert list(got) == [f"{waiting}@example.org"]
         assert got[f"{waiting}@example.org"][0]["Subject"] == "KnightPanic Board 101 Error"
         assert "It is not your move" in got[f"{waiting}@example.org"][0].get_content()
 
-        send(project_env, f"{mover}@example.org",
-             f"knightpanic move 101 {mover} {passwords[mover]} {move}#{ply}", body=f"ply {ply}")
+        send(
+            project_env,
+            f"{mover}@example.org",
+            f"knightpanic move 101 {mover} {passwords[mover]} {move}#{ply}",
+            body=f"ply {ply}",
+        )
         got = inbox(home, seen)
         assert sorted(got) == ["alice@example.org", "bob@example.org"]
         for [mail] in got.values():
@@ -67,7 +74,11 @@ def test_full_game_by_mail(project_env, tmp_path, size):
 def test_the_demo_plays_to_the_win(tmp_path, project_env):
     env = dict(project_env, PBM_HOME=str(tmp_path / "demo"))
     result = subprocess.run(
-        [sys.executable, str(ROOT / "tools" / "demo.py")], env=env, cwd=ROOT, capture_output=True, timeout=300
+        [sys.executable, str(ROOT / "tools" / "demo.py")],
+        env=env,
+        cwd=ROOT,
+        capture_output=True,
+        timeout=300,
     )
     assert result.returncode == 0, result.stderr.decode()
     output = result.stdout.decode()

@@ -80,24 +80,33 @@ def test_to_move_and_outcome_read_the_state_by_default():
 def test_the_defaults_and_the_values_given():
     assert game.parse_options({}, 2) == DEFAULTS
     assert game.parse_options({"size": "9", "base": "5", "3d": True, "wildcard": True}, 2) == dict(
-        DEFAULTS, size=9, base=5, **{"3d": True}, wildcard=True)
+        DEFAULTS, size=9, base=5, **{"3d": True}, wildcard=True
+    )
     assert game.parse_options({"2d": True, "stack": "+15"}, 2) == dict(DEFAULTS, stack=15)
 
 
-@pytest.mark.parametrize("raw,message", [
-    ({"size": "10"}, '"-size=10": size must be from 3 to 9, e.g. -size=7'),
-    ({"size": True}, '"-size": size must be from 3 to 9, e.g. -size=7'),
-    ({"base": "4"}, '"-base=4": base must be 5, 6 or 7'),
-    ({"stack": "many"}, '"-stack=many": write the number of tiles, e.g. -stack=15'),
-    ({"stack": "31"}, '"-stack=31": stack must be from 10 to 30 tiles'),
-    ({"3d": "yes"}, '"-3d=yes": -3d takes no value'),
-    ({"2d": True, "3d": True}, '"-2d": give only one of -2d and -3d'),
-    ({"wildcard": True, "blocker": True},
-     '"-blocker": give only one of -blocker and -wildcard: there is one grey tile'),
-    ({"colour": "red"}, '"-colour=red": unknown option; the options are -size=N (3 to 9, '
-                        "default 5), -base=N (5, 6 or 7, default 6), -stack=N (10 to 30 tiles, "
-                        "default 20), -2d | -3d, -blocker and -wildcard"),
-])
+@pytest.mark.parametrize(
+    "raw,message",
+    [
+        ({"size": "10"}, '"-size=10": size must be from 3 to 9, e.g. -size=7'),
+        ({"size": True}, '"-size": size must be from 3 to 9, e.g. -size=7'),
+        ({"base": "4"}, '"-base=4": base must be 5, 6 or 7'),
+        ({"stack": "many"}, '"-stack=many": write the number of tiles, e.g. -stack=15'),
+        ({"stack": "31"}, '"-stack=31": stack must be from 10 to 30 tiles'),
+        ({"3d": "yes"}, '"-3d=yes": -3d takes no value'),
+        ({"2d": True, "3d": True}, '"-2d": give only one of -2d and -3d'),
+        (
+            {"wildcard": True, "blocker": True},
+            '"-blocker": give only one of -blocker and -wildcard: there is one grey tile',
+        ),
+        (
+            {"colour": "red"},
+            '"-colour=red": unknown option; the options are -size=N (3 to 9, '
+            "default 5), -base=N (5, 6 or 7, default 6), -stack=N (10 to 30 tiles, "
+            "default 20), -2d | -3d, -blocker and -wildcard",
+        ),
+    ],
+)
 def test_refusals_share_one_wording(raw, message):
     assert refusal(raw) == f"Invalid Declared parameter {message}"
 
@@ -106,8 +115,9 @@ def test_a_game_without_options_takes_none():
     class Bare(Declared):
         options = ()
 
-    with pytest.raises(OptionError, match='Invalid Declared parameter "-size=5": Declared takes '
-                                          "no options"):
+    with pytest.raises(
+        OptionError, match='Invalid Declared parameter "-size=5": Declared takes no options'
+    ):
         Bare().parse_options({"size": "5"}, 2)
 
 
@@ -135,12 +145,18 @@ def test_any_options_are_parsed_within_their_declarations_or_refused(raw):
             assert options[name] is True
 
 
-@pytest.mark.parametrize("option,problem", [
-    (Number("size", 11, "board size", low=3, high=9), "option size: the default is not allowed"),
-    (Number("size", 5, "board size"), "option size needs either low and high or choices"),
-    (Number("stack", 20, "tiles", low=10, high=30, unit="tiles"), "a unit needs an example"),
-    (Flag("2d", "flat"), "two options share a name"),
-])
+@pytest.mark.parametrize(
+    "option,problem",
+    [
+        (
+            Number("size", 11, "board size", low=3, high=9),
+            "option size: the default is not allowed",
+        ),
+        (Number("size", 5, "board size"), "option size needs either low and high or choices"),
+        (Number("stack", 20, "tiles", low=10, high=30, unit="tiles"), "a unit needs an example"),
+        (Flag("2d", "flat"), "two options share a name"),
+    ],
+)
 def test_bad_declarations_stop_start_up(option, problem):
     class Misdeclared(Declared):
         options = (Switch("3d", "2d", "the flat game or the 3D variant"), option)
@@ -190,8 +206,9 @@ BUILT_IN = ["knightline", "knightpanic", "knightvision", "lox", "uknight"]
 def test_every_built_in_game_parses_or_refuses_any_options(name, data):
     played = get_games()[name]
     keys = [key for option in played.options for key in option.keys]
-    raw = data.draw(st.dictionaries(
-        st.sampled_from(keys + ["x", "swap"]), OPTION_VALUES, max_size=4))
+    raw = data.draw(
+        st.dictionaries(st.sampled_from(keys + ["x", "swap"]), OPTION_VALUES, max_size=4)
+    )
     defaults = played.parse_options({}, 2)
     try:
         options = played.parse_options(raw, 2)

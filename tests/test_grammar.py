@@ -38,8 +38,19 @@ def test_normalize(subject, expected):
 
 def test_options_anywhere_and_never_the_pass_token_or_numbers():
     positional, params, server = extract_options(
-        ["knightpanic", "-size=6", "challenge", "alice", "-MOVER_LOSES", "--nagtime=3", "bob",
-         "--", "-", "-2", "-3d"]
+        [
+            "knightpanic",
+            "-size=6",
+            "challenge",
+            "alice",
+            "-MOVER_LOSES",
+            "--nagtime=3",
+            "bob",
+            "--",
+            "-",
+            "-2",
+            "-3d",
+        ]
     )
     assert positional == ["knightpanic", "challenge", "alice", "bob", "--", "-", "-2"]
     assert params == {"size": "6", "mover_loses": True, "3d": True}
@@ -152,8 +163,26 @@ def test_the_parser_only_raises_grammar_errors(text):
 @given(
     st.lists(
         st.sampled_from(
-            ["knightpanic", "move", "show", "101", "alice", "-size=5", "--nagtime=3", "--", "#2",
-             "challenge", "help", "Re:", "**", "pass", "signup", "x@y.org", "-3d", "a1-c5#1"]
+            [
+                "knightpanic",
+                "move",
+                "show",
+                "101",
+                "alice",
+                "-size=5",
+                "--nagtime=3",
+                "--",
+                "#2",
+                "challenge",
+                "help",
+                "Re:",
+                "**",
+                "pass",
+                "signup",
+                "x@y.org",
+                "-3d",
+                "a1-c5#1",
+            ]
         ),
         max_size=10,
     )
@@ -203,7 +232,8 @@ def test_the_password_cache_of_pbm_serve_remembers_only_successes():
     cache = PasswordCache(size=2)
     assert not cache.known("alice", "right", stored)
     assert EarlyCheck("alice", "right", stored, cache=cache, background=False).verdict(
-        "alice", "right", stored)
+        "alice", "right", stored
+    )
     assert cache.known("alice", "right", stored)
     assert not cache.known("alice", "right", hash_password("right")), "a new hash misses"
     EarlyCheck("alice", "wrong", stored, cache=cache, background=False)

@@ -51,10 +51,13 @@ def test_changing_the_sender_does_not_give_more_guesses(harness, clock):
     clock("2026-04-01T10:00:00")
     for n in range(6):
         assert "Invalid password entered" in harness.refused(
-            f"knightpanic move 101 alice guess{n} c1-e5", sender=f"evil{n}@example.net")
+            f"knightpanic move 101 alice guess{n} c1-e5", sender=f"evil{n}@example.net"
+        )
     message = harness.refused("knightpanic move 101 alice secret c1-e5", sender="new@example.net")
-    assert ("Too many failed password attempts for alice from addresses not registered to it; "
-            "try again after 2026-04-01 11:00 UTC") in message
+    assert (
+        "Too many failed password attempts for alice from addresses not registered to it; "
+        "try again after 2026-04-01 11:00 UTC"
+    ) in message
     [notice] = harness.new_mails("alice@example.org")
     assert notice["Subject"] == "Password guessing on alice"
     assert "6 wrong passwords" in notice.get_content()
@@ -62,8 +65,9 @@ def test_changing_the_sender_does_not_give_more_guesses(harness, clock):
     harness.ok("knightpanic move 101 bob secret g7-e3", sender="new@example.net")
     clock("2026-04-01T10:30:00")
     harness.refused("knightpanic move 101 alice guess c1-e5", sender="other@example.net")
-    assert not [m for m in harness.new_mails("alice@example.org")
-                if "guessing" in m["Subject"]], "the owner is told once"
+    assert not [m for m in harness.new_mails("alice@example.org") if "guessing" in m["Subject"]], (
+        "the owner is told once"
+    )
     clock("2026-04-01T11:00:01")
     harness.ok("knightpanic move 101 alice secret a1-c5", sender="new@example.net")
 
@@ -97,7 +101,9 @@ def test_the_early_check_does_not_start_for_a_command_that_will_not_run(harness,
     text = "knightpanic move 101 alice secret c1-e5"
     assert start_password_check(config, Request(text=text, sender="alice@example.org")) is not None
     harness.run(text, sender="alice@example.org", key="<seen@x>")
-    assert start_password_check(config, Request(text=text, sender="a@b.org", key="<seen@x>")) is None
+    assert (
+        start_password_check(config, Request(text=text, sender="a@b.org", key="<seen@x>")) is None
+    )
     for n in range(6):
         harness.refused(f"knightpanic move 101 alice guess{n} c1-e5", sender=f"e{n}@example.net")
     assert start_password_check(config, Request(text=text, sender="x@example.net")) is None
@@ -118,18 +124,24 @@ def security_hash(harness, userid):
 # -- generated variants ----------------------------------------------------------------
 
 attempts = st.lists(
-    st.tuples(st.sampled_from(["owner", "stranger", "other-owner"]), st.integers(0, 40),
-              st.booleans(), st.integers(0, 59)),
+    st.tuples(
+        st.sampled_from(["owner", "stranger", "other-owner"]),
+        st.integers(0, 40),
+        st.booleans(),
+        st.integers(0, 59),
+    ),
     min_size=1,
     max_size=25,
 )
 
 
-@settings(max_examples=6 * STRESS_FACTOR, deadline=None,
-          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@settings(
+    max_examples=6 * STRESS_FACTOR,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 @given(sequence=attempts)
-def test_generated_guessing_never_passes_the_account_limit(tmp_path_factory, monkeypatch,
-                                                           sequence):
+def test_generated_guessing_never_passes_the_account_limit(tmp_path_factory, monkeypatch, sequence):
     harness = Harness(tmp_path_factory.mktemp("home"))
     harness.configure(LIMITS + "commands_per_hour = 1000\n")
     harness.signup("alice", "bob")
@@ -139,12 +151,16 @@ def test_generated_guessing_never_passes_the_account_limit(tmp_path_factory, mon
     stranger_guesses = 0
     for who, n, right, minute in sorted(sequence, key=lambda a: a[3]):
         monkeypatch.setenv("PBM_NOW", f"2026-04-01T10:{minute:02d}:00")
-        sender = {"owner": "alice@example.org", "other-owner": "alice@work.example",
-                  "stranger": f"s{n}@example.net"}[who]
+        sender = {
+            "owner": "alice@example.org",
+            "other-owner": "alice@work.example",
+            "stranger": f"s{n}@example.net",
+        }[who]
         before, locked = counter.verified, _pair_locked(harness, sender)
         password = "secret" if right else f"guess{n}"
         result = harness.run(
-            f"change address alice {password} alice@example.org alice@work.example", sender=sender)
+            f"change address alice {password} alice@example.org alice@work.example", sender=sender
+        )
         if who != "stranger" and right and not locked:
             assert result.ok, "the owner's own addresses keep working"
         if who == "stranger" and not right:

@@ -18,9 +18,18 @@ from tests.mailpipe import command_mail, pipe
 INJECTING_ID = "<=?utf-8?q?a=0D=0ABcc=3A_x=40evil.example?=@x>"
 PLAIN_ADDRESS = re.compile(r"[!-~]+@[A-Za-z0-9.-]+")
 EXAMPLES = 100 * STRESS_FACTOR
-OUR_HEADERS = ["From", "To", "Subject", "Date", "Message-ID", "Auto-Submitted",
-               "X-Auto-Response-Suppress", "Content-Type", "Content-Transfer-Encoding",
-               "MIME-Version"]
+OUR_HEADERS = [
+    "From",
+    "To",
+    "Subject",
+    "Date",
+    "Message-ID",
+    "Auto-Submitted",
+    "X-Auto-Response-Suppress",
+    "Content-Type",
+    "Content-Transfer-Encoding",
+    "MIME-Version",
+]
 
 
 def outbox_messages(home):
@@ -30,8 +39,15 @@ def outbox_messages(home):
 
 def raw_mail(sender, subject, message_id, extra=b""):
     return (
-        b"From: " + sender + b"\r\nTo: pbm@localhost\r\nSubject: " + subject.encode()
-        + b"\r\nMessage-ID: " + message_id + b"\r\n" + extra + b"\r\nbody\r\n"
+        b"From: "
+        + sender
+        + b"\r\nTo: pbm@localhost\r\nSubject: "
+        + subject.encode()
+        + b"\r\nMessage-ID: "
+        + message_id
+        + b"\r\n"
+        + extra
+        + b"\r\nbody\r\n"
     )
 
 
@@ -76,13 +92,16 @@ def test_an_8bit_from_gets_no_encoded_word_reply_but_reply_to_is_used(project_en
     assert email.message_from_bytes(reply, policy=email.policy.default)["To"] == "joerg@example.org"
 
 
-@pytest.mark.parametrize("address", [
-    "=?utf-8?q?a=0D=0ABcc=3A_x=40evil.example?=@example.org",
-    "=?utf-8?q?x?=@example.org",
-    "jörg@example.org",
-    "Alice <alice@example.org>",
-    "a@b.org,c@d.org",
-])
+@pytest.mark.parametrize(
+    "address",
+    [
+        "=?utf-8?q?a=0D=0ABcc=3A_x=40evil.example?=@example.org",
+        "=?utf-8?q?x?=@example.org",
+        "jörg@example.org",
+        "Alice <alice@example.org>",
+        "a@b.org,c@d.org",
+    ],
+)
 def test_an_unwritable_address_in_a_command_gets_a_clear_error(harness, address):
     result = harness.run("multiple", body=f"signup mallory secret {address}\nhelp games")
     subjects = [m.subject for _, m in result.queued]
@@ -95,7 +114,9 @@ def test_an_unwritable_address_in_a_command_gets_a_clear_error(harness, address)
 
 def test_compose_cannot_be_bypassed_by_extra_headers():
     config = Config.load("/nonexistent-pbm-home")
-    mail = Mail("reply", "s", "b", ["a@example.org"], headers={"X-Board": "1\r\nBcc: e@evil.example"})
+    mail = Mail(
+        "reply", "s", "b", ["a@example.org"], headers={"X-Board": "1\r\nBcc: e@evil.example"}
+    )
     message = _reparsed(compose(config, mail))
     assert message["Bcc"] is None and message["X-Board"] == "1 Bcc: e@evil.example"
     with pytest.raises(HeaderError):
@@ -108,9 +129,27 @@ def test_compose_cannot_be_bypassed_by_extra_headers():
 
 hostile_text = st.lists(
     st.one_of(
-        st.sampled_from(["\r", "\n", "\r\n", "\x00", "\x85", "\u2028", "=?", "?=", "<", ">", " ",
-                         "Bcc: x@evil.example", "=?utf-8?q?", "=0D=0A", "=?utf-8?b?DQpCY2M6IHg=?=",
-                         "ü", "@"]),
+        st.sampled_from(
+            [
+                "\r",
+                "\n",
+                "\r\n",
+                "\x00",
+                "\x85",
+                "\u2028",
+                "=?",
+                "?=",
+                "<",
+                ">",
+                " ",
+                "Bcc: x@evil.example",
+                "=?utf-8?q?",
+                "=0D=0A",
+                "=?utf-8?b?DQpCY2M6IHg=?=",
+                "ü",
+                "@",
+            ]
+        ),
         st.characters(),
     ),
     max_size=30,
@@ -149,8 +188,9 @@ def test_generated_message_ids_are_clean_tokens_or_dropped(token, encode):
     if request.message_id is not None:
         assert message_id_token(request.message_id) == request.message_id
         assert re.fullmatch(r"<[!-;=?-~]+>", request.message_id) and "=?" not in request.message_id
-    message = _reparsed(compose(config, Mail("reply", "s", "b", ["a@example.org"], reply=True),
-                                request.message_id))
+    message = _reparsed(
+        compose(config, Mail("reply", "s", "b", ["a@example.org"], reply=True), request.message_id)
+    )
     for name, header in message.items():
         assert not has_control(str(header))
         assert name in OUR_HEADERS + ["In-Reply-To", "References"]
@@ -159,7 +199,9 @@ def test_generated_message_ids_are_clean_tokens_or_dropped(token, encode):
 
 
 @settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(local=hostile_text, domain=st.sampled_from(["example.org", "ex-ample.co.uk", "bad domain", "x"]))
+@given(
+    local=hostile_text, domain=st.sampled_from(["example.org", "ex-ample.co.uk", "bad domain", "x"])
+)
 def test_generated_addresses_are_plain_or_refused(local, domain):
     address = f"{local}@{domain}"
     for candidate in (address, _encoded(local) + "@" + domain):
@@ -176,8 +218,10 @@ def test_generated_addresses_are_plain_or_refused(local, domain):
 
 
 @settings(max_examples=EXAMPLES, deadline=None)
-@given(name=st.sampled_from(["Subject", "X-Pbm-Board", "In-Reply-To", "References", "To"]),
-       value=hostile_text)
+@given(
+    name=st.sampled_from(["Subject", "X-Pbm-Board", "In-Reply-To", "References", "To"]),
+    value=hostile_text,
+)
 def test_checked_header_is_a_fixed_point(name, value):
     try:
         checked = checked_header(name, value)

@@ -116,10 +116,20 @@ def test_distance_is_a_metric_with_neighbours_at_one(a, b, c):
 
 def test_direction_names_follow_the_spec_pictures():
     assert RhombusBoard.direction_names == (
-        "right", "up-right", "up-left", "left", "down-left", "down-right"
+        "right",
+        "up-right",
+        "up-left",
+        "left",
+        "down-left",
+        "down-right",
     )
     assert HexHexBoard.direction_names == (
-        "up-right", "up", "up-left", "down-left", "down", "down-right"
+        "up-right",
+        "up",
+        "up-left",
+        "down-left",
+        "down",
+        "down-right",
     )
 
 
@@ -201,9 +211,7 @@ def test_knight_offset_table_in_every_system():
 
 def knight_cells_three_ways(board, cell):
     two_steps_then_turn = {
-        step(step(cell, d, 2), turn)
-        for d in range(6)
-        for turn in ((d - 1) % 6, (d + 1) % 6)
+        step(step(cell, d, 2), turn) for d in range(6) for turn in ((d - 1) % 6, (d + 1) % 6)
     }
     far_off_the_lines = {
         other
@@ -347,7 +355,12 @@ def test_sight_example_on_11x11():
     assert names[4] == ["e7", "d8", "c9", "b10", "a11"]
     sight = board.sight(f6, red)
     assert [board.name(cell) if cell else None for cell in sight] == [
-        "j6", None, "f2", "b6", None, "f9"
+        "j6",
+        None,
+        "f2",
+        "b6",
+        None,
+        "f9",
     ]
     assert set(board.seen(f6, red)) == red
 
@@ -429,9 +442,7 @@ def test_hexhex_neighbour_counts_corners_and_edges(base):
     board = HexHexBoard(base)
     counts = Counter(board.neighbour_count.values())
     assert counts == {3: 6, 4: 6 * (base - 2), 6: len(board) - 6 * (base - 1)}
-    assert {cell for cell in board.cells if board.neighbour_count[cell] == 3} == set(
-        board.corners
-    )
+    assert {cell for cell in board.cells if board.neighbour_count[cell] == 3} == set(board.corners)
     assert len(board.edges) == 6
     assert all(len(edge) == base for edge in board.edges)
     assert frozenset().union(*board.edges) == board.border
@@ -541,7 +552,7 @@ def test_names_sort_by_letter_then_number():
 @pytest.mark.parametrize(
     "board,text,message",
     [
-        (RhombusBoard(9), "j1", 'not a cell of this 9x9 board: the columns are a to i'),
+        (RhombusBoard(9), "j1", "not a cell of this 9x9 board: the columns are a to i"),
         (RhombusBoard(9), "a10", "the rows 1 to 9"),
         (RhombusBoard(9), "a0", "not a cell of this 9x9 board"),
         (RhombusBoard(9), "e05", "not a cell of this 9x9 board"),

@@ -17,21 +17,55 @@ from tests.mailpipe import pipe
 
 CORPUS = sorted((ROOT / "tests" / "hostile").glob("*.eml"))
 NO_ANSWER = {
-    "06", "35", "36", "37", "38", "39", "40", "41", "42", "45",  # loops, bounces, no address
+    "06",
+    "35",
+    "36",
+    "37",
+    "38",
+    "39",
+    "40",
+    "41",
+    "42",
+    "45",  # loops, bounces, no address
 }
 SUBJECTS = {  # what the one reply is, where it is fixed
-    "01": "Help games", "02": "Help games", "03": "Help games", "04": "Help games",
-    "05": "Help games", "07": "Help games", "08": "Help games", "09": "Help games",
-    "10": "Help games", "12": "PBM error", "13": "Help games", "14": "Help games",
-    "15": "KnightPanic Board 101: alice vs bob", "16": "PBM error", "17": "PBM error",
-    "18": "PBM error", "19": "PBM error", "20": "PBM error", "21": "PBM error",
-    "22": "Help games", "23": "PBM error", "25": "Help games", "26": "Help games",
-    "27": "PBM error", "28": "Account sqlpw created", "29": "PBM error",
-    "30": "Account shellpw created", "31": "KnightPanic error",
-    "32": "KnightPanic Board 101 Error", "33": "Invalid challenge",
-    "34": "KnightPanic chat 101 alice", "43": "KnightPanic chat 101 alice",
-    "44": "Help games", "46": "Help games", "47": "KnightPanic chat 101 alice",
-    "49": "Help games", "50": "Help games",
+    "01": "Help games",
+    "02": "Help games",
+    "03": "Help games",
+    "04": "Help games",
+    "05": "Help games",
+    "07": "Help games",
+    "08": "Help games",
+    "09": "Help games",
+    "10": "Help games",
+    "12": "PBM error",
+    "13": "Help games",
+    "14": "Help games",
+    "15": "KnightPanic Board 101: alice vs bob",
+    "16": "PBM error",
+    "17": "PBM error",
+    "18": "PBM error",
+    "19": "PBM error",
+    "20": "PBM error",
+    "21": "PBM error",
+    "22": "Help games",
+    "23": "PBM error",
+    "25": "Help games",
+    "26": "Help games",
+    "27": "PBM error",
+    "28": "Account sqlpw created",
+    "29": "PBM error",
+    "30": "Account shellpw created",
+    "31": "KnightPanic error",
+    "32": "KnightPanic Board 101 Error",
+    "33": "Invalid challenge",
+    "34": "KnightPanic chat 101 alice",
+    "43": "KnightPanic chat 101 alice",
+    "44": "Help games",
+    "46": "Help games",
+    "47": "KnightPanic chat 101 alice",
+    "49": "Help games",
+    "50": "Help games",
 }
 
 
@@ -44,7 +78,9 @@ def big_message(number, attachment):
     if attachment:
         head += 'Content-Type: multipart/mixed; boundary="big"\r\n\r\n--big\r\n'
         head += "Content-Type: text/plain\r\n\r\nsee file\r\n--big\r\n"
-        head += "Content-Type: application/octet-stream\r\nContent-Transfer-Encoding: base64\r\n\r\n"
+        head += (
+            "Content-Type: application/octet-stream\r\nContent-Transfer-Encoding: base64\r\n\r\n"
+        )
         body = ("QUJD" * 19 + "\r\n") * 131072 + "--big--\r\n"
     else:
         head += "Content-Type: text/plain\r\n\r\n"
@@ -59,7 +95,9 @@ def home(project_env, tmp_path):
     assert runner.invoke(cli, ["--home", str(home), "init"]).exit_code == 0
     (home / "pbm.ini").write_text(GENEROUS_LIMITS)
     for userid in ("alice", "bob"):
-        runner.invoke(cli, ["--home", str(home), "signup", userid, "secret", f"{userid}@example.org"])
+        runner.invoke(
+            cli, ["--home", str(home), "signup", userid, "secret", f"{userid}@example.org"]
+        )
     runner.invoke(cli, ["--home", str(home), "knightpanic", "challenge", "alice", "bob"])
     return home
 
@@ -67,7 +105,10 @@ def home(project_env, tmp_path):
 def test_hostile_corpus(project_env, home):
     assert len(CORPUS) >= 40
     messages = [(path.name[:2], path.read_bytes()) for path in CORPUS]
-    messages += [("91", big_message(91, attachment=False)), ("92", big_message(92, attachment=True))]
+    messages += [
+        ("91", big_message(91, attachment=False)),
+        ("92", big_message(92, attachment=True)),
+    ]
     assert all(len(raw) > 10_000_000 for number, raw in messages if number in ("91", "92"))
     with ThreadPoolExecutor(4) as pool:
         results = list(pool.map(lambda item: (item[0], pipe(project_env, item[1])), messages))
@@ -93,7 +134,9 @@ def test_hostile_corpus(project_env, home):
             assert got[0]["Subject"] == SUBJECTS[number], number
         if number in ("91", "92"):
             assert got[0]["Subject"] == "PBM error"
-            assert "Message too large (limit 1048576 bytes); nothing was done" in got[0].get_content()
+            assert (
+                "Message too large (limit 1048576 bytes); nothing was done" in got[0].get_content()
+            )
 
     chat = replies["34"][0].get_content()
     assert "{{ config }} {% for x in range(10**9) %}%s%n%x ${HOME}" in chat, "user text stays text"
@@ -106,5 +149,6 @@ def test_hostile_corpus(project_env, home):
     assert users == {"alice", "bob", "sqlpw", "shellpw"}
     board = store.boards.get("knightpanic", 101)
     assert store.boards.plies(board.id) == [] and board.status == "active"
-    assert {r["name"] for r in store._rows("SELECT name FROM sqlite_master WHERE type='table'")} >= {
-        "users", "moves", "boards"}
+    assert {
+        r["name"] for r in store._rows("SELECT name FROM sqlite_master WHERE type='table'")
+    } >= {"users", "moves", "boards"}

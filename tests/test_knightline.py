@@ -19,26 +19,69 @@ WHITE, BLACK, RED = 0, 1, 2
 
 # Found by random search; each is checked move by move below.
 THREE_PLAYER_DRAW = [  # all three move three times, then White cannot move
-    "0,0/2,-1/19", "1,0/3,-1/4", "0,-1/1,1/19", "2,-1/0,-2/1", "1,0/-1,-1/7",
-    "1,1/3,0/18", "2,-1/4,-2/17", "1,0/2,2/1", "3,0/1,-1/15",
+    "0,0/2,-1/19",
+    "1,0/3,-1/4",
+    "0,-1/1,1/19",
+    "2,-1/0,-2/1",
+    "1,0/-1,-1/7",
+    "1,1/3,0/18",
+    "2,-1/4,-2/17",
+    "1,0/2,2/1",
+    "3,0/1,-1/15",
 ]
 QUICK_THREE_PLAYER_DRAW = ["0,0/1,-2/7", "1,0/-1,1/9", "0,-1/1,-3/2", "1,-2/2,0/4"]  # stack 10
 RED_WILDCARD_LINE = [  # Red's line 0,0 (the grey tile) 1,0 2,0 3,0
-    "0,1", "(-1,0)", "1,0", "0,1/-1,-1/8", "(-1,0)/1,-1/5", "1,0/2,-2/17", "(-1,-1)/-2,1/3",
-    "(-1,0)/-3,1/13", "2,-2/0,-1/5", "0,1/-2,0/4", "1,-1/2,1/2", "0,-1/2,0/2", "0,1/-2,2/3",
-    "(-3,1)/-2,-1/12", "2,-2/3,0/7",
+    "0,1",
+    "(-1,0)",
+    "1,0",
+    "0,1/-1,-1/8",
+    "(-1,0)/1,-1/5",
+    "1,0/2,-2/17",
+    "(-1,-1)/-2,1/3",
+    "(-1,0)/-3,1/13",
+    "2,-2/0,-1/5",
+    "0,1/-2,0/4",
+    "1,-1/2,1/2",
+    "0,-1/2,0/2",
+    "0,1/-2,2/3",
+    "(-3,1)/-2,-1/12",
+    "2,-2/3,0/7",
 ]
 PASS_THEN_MOVE_AGAIN = [  # stack 10: Black is stuck at ply 8, moves again at ply 10
-    "0,0/2,-1/1", "1,0/-1,1/8", "0,0/1,-2/6", "1,0/3,-1/1", "1,-2/2,0/5", "(-1,1)/0,-1/1",
-    "2,0/4,-1/3", "pass", "0,0/2,1/1", "(-1,1)/1,2/4", "4,-1/2,-2/1",
+    "0,0/2,-1/1",
+    "1,0/-1,1/8",
+    "0,0/1,-2/6",
+    "1,0/3,-1/1",
+    "1,-2/2,0/5",
+    "(-1,1)/0,-1/1",
+    "2,0/4,-1/3",
+    "pass",
+    "0,0/2,1/1",
+    "(-1,1)/1,2/4",
+    "4,-1/2,-2/1",
 ]
 BLOCKED_TWO_PLAYER = [  # stack 10: after White's ninth ply neither side can move
-    "0,0/2,-1/1", "1,0/3,-1/7", "0,0/2,1/1", "1,0/2,2/1", "0,0/1,2/1", "1,0/2,-2/1",
-    "0,0/1,-2/2", "3,-1/2,-3/1", "1,-2/2,-4/1",
+    "0,0/2,-1/1",
+    "1,0/3,-1/7",
+    "0,0/2,1/1",
+    "1,0/2,2/1",
+    "0,0/1,2/1",
+    "1,0/2,-2/1",
+    "0,0/1,-2/2",
+    "3,-1/2,-3/1",
+    "1,-2/2,-4/1",
 ]
 BLACK_OUT_AND_STUCK = [  # stack 10: Black leaves at ply 5; after ply 10 it has no move
-    "0,0/2,1/2", "1,0/-1,1/9", "0,-1/1,1/9", "0,0/2,-1/6", "pass", "1,1/3,0/4", "0,0/1,2/1",
-    "pass", "1,1/0,3/1", "2,-1/3,1/4",
+    "0,0/2,1/2",
+    "1,0/-1,1/9",
+    "0,-1/1,1/9",
+    "0,0/2,-1/6",
+    "pass",
+    "1,1/3,0/4",
+    "0,0/1,2/1",
+    "pass",
+    "1,1/0,3/1",
+    "2,-1/3,1/4",
 ]
 
 
@@ -200,14 +243,20 @@ def test_a_move_from_left_of_the_origin_is_written_in_parentheses():
 @pytest.mark.parametrize(
     "text,fragment",
     [
-        ("", 'write FROM/TO/K with cells as x,y, e.g. 0,0/2,1/1'),
+        ("", "write FROM/TO/K with cells as x,y, e.g. 0,0/2,1/1"),
         ("0,0-2,1-1", "write FROM/TO/K"),
         ("(0,0/2,1/1", "write FROM/TO/K"),
         ("0,0/2,1", "K is always required, e.g. 0,0/2,1/1"),
-        ("pass", "KnightLine does not allow passing while you have a legal move (Black's "
-         "stacks that can move: 1,0 (20 tiles))"),
-        ("3,3/4,5/1", "there is no Black stack on 3,3 (it is empty); Black's stacks that can "
-         "move: 1,0 (20 tiles)"),
+        (
+            "pass",
+            "KnightLine does not allow passing while you have a legal move (Black's "
+            "stacks that can move: 1,0 (20 tiles))",
+        ),
+        (
+            "3,3/4,5/1",
+            "there is no Black stack on 3,3 (it is empty); Black's stacks that can "
+            "move: 1,0 (20 tiles)",
+        ),
         ("0,0/1,2/1", "there is no Black stack on 0,0 (it is a White stack of 19 tiles)"),
         ("1,0/3,0/1", "3,0 is not a knight's move from 1,0"),
         ("1,0/2,1/1", "2,1 is not a knight's move"),
@@ -231,13 +280,43 @@ def test_refusals_name_the_legal_destinations():
 @pytest.mark.parametrize(
     "moves,winner,reason",
     [
-        (["0,0/2,1/1", "1,0/2,2/17", "0,0/2,-1/18", "2,2/0,1/4", "2,-1/1,1/16", "0,1/-1,-1/3",
-          "1,1/0,-1/13", "2,2/3,0/12", "0,-1/2,0/5", "(-1,-1)/1,-2/2", "0,-1/2,-2/4"],
-         WHITE, "White made a line of 4 from 2,-2 to 2,1"),
-        (["0,0/2,-1/1", "1,0/2,-2/7", "0,0/2,1/8", "1,0/3,-1/2", "2,1/4,0/1", "3,-1/2,-3/1",
-          "2,1/1,-1/2", "2,-2/3,-4/1", "1,-1/3,0/1", "2,-2/0,-1/4", "pass", "0,-1/2,0/3", "pass",
-          "2,0/1,-2/2"],
-         BLACK, "Black made a line of 4 from 0,-1 to 3,-4"),
+        (
+            [
+                "0,0/2,1/1",
+                "1,0/2,2/17",
+                "0,0/2,-1/18",
+                "2,2/0,1/4",
+                "2,-1/1,1/16",
+                "0,1/-1,-1/3",
+                "1,1/0,-1/13",
+                "2,2/3,0/12",
+                "0,-1/2,0/5",
+                "(-1,-1)/1,-2/2",
+                "0,-1/2,-2/4",
+            ],
+            WHITE,
+            "White made a line of 4 from 2,-2 to 2,1",
+        ),
+        (
+            [
+                "0,0/2,-1/1",
+                "1,0/2,-2/7",
+                "0,0/2,1/8",
+                "1,0/3,-1/2",
+                "2,1/4,0/1",
+                "3,-1/2,-3/1",
+                "2,1/1,-1/2",
+                "2,-2/3,-4/1",
+                "1,-1/3,0/1",
+                "2,-2/0,-1/4",
+                "pass",
+                "0,-1/2,0/3",
+                "pass",
+                "2,0/1,-2/2",
+            ],
+            BLACK,
+            "Black made a line of 4 from 0,-1 to 3,-4",
+        ),
     ],
 )
 def test_four_own_stacks_in_a_line_win_at_once(moves, winner, reason):
@@ -335,7 +414,10 @@ def test_a_seat_that_left_is_passed_for_and_never_stops_the_game():
 def test_default_options_and_values():
     assert game.parse_options({}, 2) == {"stack": 20, "blocker": False, "wildcard": False}
     assert game.parse_options({"stack": "10", "blocker": True}, 3) == {
-        "stack": 10, "blocker": True, "wildcard": False}
+        "stack": 10,
+        "blocker": True,
+        "wildcard": False,
+    }
     assert game.parse_options({"stack": "30", "wildcard": True}, 2)["stack"] == 30
 
 
@@ -348,8 +430,10 @@ def test_default_options_and_values():
         ({"stack": True}, 'Invalid KnightLine parameter "-stack": write the number of tiles'),
         ({"stack": "ten"}, "write the number of tiles, e.g. -stack=15"),
         ({"blocker": True, "wildcard": True}, "give only one of -blocker and -wildcard"),
-        ({"blocker": "yes"},
-         'Invalid KnightLine parameter "-blocker=yes": -blocker takes no value'),
+        (
+            {"blocker": "yes"},
+            'Invalid KnightLine parameter "-blocker=yes": -blocker takes no value',
+        ),
         ({"size": "5"}, 'Invalid KnightLine parameter "-size=5": unknown option; the options are'),
     ],
 )
@@ -364,19 +448,21 @@ def test_option_errors(raw, message):
 
 def test_a_three_player_board_mid_game():
     state = play(start(3), *THREE_PLAYER_DRAW[:6])
-    assert game.render_board(state, RED) == "\n".join([
-        "       -2  -1   0   1   2   3   4",
-        "   2    .   .   .   .   .   .   .   2",
-        "   1    .   .   . [R1]  .   .   .   1",
-        "   0    .   .  W1  B9   .[R18]  .   0",
-        "  -1    .  B7  R1   . W18  B4   .  -1",
-        "  -2    .   .  W1   .   .   .   .  -2",
-        "  -3    .   .   .   .   .   .   .  -3",
-        "       -2  -1   0   1   2   3   4",
-        "W B R  White, Black, Red stack; the number is its height",
-        "[ ]  the last move (from and to)",
-        "Last move: Red 1,1/3,0/18",
-    ])
+    assert game.render_board(state, RED) == "\n".join(
+        [
+            "       -2  -1   0   1   2   3   4",
+            "   2    .   .   .   .   .   .   .   2",
+            "   1    .   .   . [R1]  .   .   .   1",
+            "   0    .   .  W1  B9   .[R18]  .   0",
+            "  -1    .  B7  R1   . W18  B4   .  -1",
+            "  -2    .   .  W1   .   .   .   .  -2",
+            "  -3    .   .   .   .   .   .   .  -3",
+            "       -2  -1   0   1   2   3   4",
+            "W B R  White, Black, Red stack; the number is its height",
+            "[ ]  the last move (from and to)",
+            "Last move: Red 1,1/3,0/18",
+        ]
+    )
 
 
 def test_a_wide_board_is_drawn_in_panels_of_at_most_76_columns():
@@ -396,9 +482,16 @@ def test_a_wide_board_is_drawn_in_panels_of_at_most_76_columns():
 
 def test_help_gives_rules_options_notation_and_examples():
     text = game.help_text()
-    for needed in ("-stack=N", "-blocker", "-wildcard", "0,0/2,1/1", "Swap: not offered",
-                   "Draws and undo: by agreement", "knightline challenge alice bob carol",
-                   "knightline move 101 alice secret 0,0/2,1/1"):
+    for needed in (
+        "-stack=N",
+        "-blocker",
+        "-wildcard",
+        "0,0/2,1/1",
+        "Swap: not offered",
+        "Draws and undo: by agreement",
+        "knightline challenge alice bob carol",
+        "knightline move 101 alice secret 0,0/2,1/1",
+    ):
         assert needed in text
     assert max(len(line) for line in text.split("\n")) <= 76
 
@@ -419,9 +512,7 @@ def test_contract_conformance():
             ({"blocker": True}, 2, ["1,1", "-1,-1", "1,1/-1,0/1"]),
             ({"blocker": True}, 3, ["0,1"]),
         ],
-        bad_options=(
-            {"no_such_option": True}, {"stack": "0"}, {"blocker": True, "wildcard": True}
-        ),
+        bad_options=({"no_such_option": True}, {"stack": "0"}, {"blocker": True, "wildcard": True}),
     )
 
 
@@ -435,8 +526,12 @@ def reference_moves(state, seat, white_has_moved):
 
     if state["grey"] and not any(owner == seat for owner, _ in stacks.values()):
         gx, gy = state["grey"]
-        return {(gx + dx, gy + dy) for dx in (-1, 0, 1) for dy in (-1, 0, 1)
-                if (gx + dx, gy + dy) not in occupied}
+        return {
+            (gx + dx, gy + dy)
+            for dx in (-1, 0, 1)
+            for dy in (-1, 0, 1)
+            if (gx + dx, gy + dy) not in occupied
+        }
     restricted = state["players"] == 2 and seat == WHITE and not white_has_moved
     found = set()
     for (x, y), (owner, height) in stacks.items():
@@ -464,8 +559,9 @@ def connected(state) -> bool:
         if (x, y) in seen:
             continue
         seen.add((x, y))
-        todo.extend((x + dx, y + dy) for dx in (-1, 0, 1) for dy in (-1, 0, 1)
-                    if (x + dx, y + dy) in cells)
+        todo.extend(
+            (x + dx, y + dy) for dx in (-1, 0, 1) for dy in (-1, 0, 1) if (x + dx, y + dy) in cells
+        )
     return seen == cells
 
 
@@ -522,9 +618,7 @@ def check_end(state, log, players, left):
         assert outcome.winners == (BLACK,)
         assert not reference_moves(state, WHITE, True) and not reference_moves(state, BLACK, True)
         return
-    following = next(
-        seat for step in (1, 2) if (seat := (log[-1][0] + step) % 3) not in left
-    )
+    following = next(seat for step in (1, 2) if (seat := (log[-1][0] + step) % 3) not in left)
     assert outcome.winners == ()
     assert outcome.reason == f"{game.player_names[following]} cannot move: a draw"
     assert not reference_moves(state, following, True)
@@ -569,11 +663,15 @@ def test_move_parser_only_raises_move_error(text):
 def test_a_three_player_challenge_with_options(harness):
     harness.signup("alice", "bob", "carol")
     harness.new_mails()
-    harness.ok("knightline challenge alice bob carol -stack=15 -wildcard",
-               sender="alice@example.org")
+    harness.ok(
+        "knightline challenge alice bob carol -stack=15 -wildcard", sender="alice@example.org"
+    )
     mails = harness.new_mails()
     assert sorted(m["To"] for m in mails) == [
-        "alice@example.org", "bob@example.org", "carol@example.org"]
+        "alice@example.org",
+        "bob@example.org",
+        "carol@example.org",
+    ]
     for mail in mails:
         assert mail["Subject"] == "KnightLine Board 101: alice vs bob vs carol"
         body = body_of(mail)
@@ -600,7 +698,8 @@ def test_the_server_plays_a_forced_pass(harness):
     assert "   7 2,0/4,-1/3      8 pass (Auto)" in body
     assert "It is alice's turn." in body
     assert "KnightLine does not allow passing" in harness.refused(
-        "knightline pass 101 alice secret")
+        "knightline pass 101 alice secret"
+    )
 
 
 def test_a_resigned_player_is_passed_for_until_the_end(harness):
@@ -610,12 +709,19 @@ def test_a_resigned_player_is_passed_for_until_the_end(harness):
     for ply, move in enumerate(BLACK_OUT_AND_STUCK[:4]):
         harness.ok(f"knightline move 101 {seats[ply % 3]} secret {move}")
     harness.ok("knightline resign 101 bob secret")
-    for userid, move in (("carol", "1,1/3,0/4"), ("alice", "0,0/1,2/1"), ("carol", "1,1/0,3/1"),
-                         ("alice", "2,-1/3,1/4")):
+    for userid, move in (
+        ("carol", "1,1/3,0/4"),
+        ("alice", "0,0/1,2/1"),
+        ("carol", "1,1/0,3/1"),
+        ("alice", "2,-1/3,1/4"),
+    ):
         harness.ok(f"knightline move 101 {userid} secret {move}")
     mails = harness.new_mails()[-3:]
     assert sorted(m["To"] for m in mails) == [
-        "alice@example.org", "bob@example.org", "carol@example.org"]
+        "alice@example.org",
+        "bob@example.org",
+        "carol@example.org",
+    ]
     body = body_of(mails[-1])
     # Black cannot move any more, but has left the game: it goes on between the other two.
     assert mails[-1]["Subject"] == "KnightLine Board 101: alice vs bob vs carol"

@@ -1,6 +1,5 @@
 """Three-player Knight Line games by mail, from signup to the end, through mail_handler.py."""
 
-
 import pytest
 from click.testing import CliRunner
 
@@ -42,12 +41,24 @@ RED_WIN_RATINGS = [
 @pytest.mark.parametrize(
     "options,moves,refusal,state_line,reason,ratings,board_row",
     [
-        ("", THREE_PLAYER_DRAW, "there is no White stack on 5,5", "Game was a tie.",
-         "(White cannot move: a draw)", DRAW_RATINGS,
-         "  -1    .  B7  R1[R15] W1  B4   .   .  -1"),
-        ("-wildcard", RED_WILDCARD_LINE, "this is your set-up turn", "Game won by carol.",
-         "(Red made a line of 4 from 0,0 to 3,0)", RED_WIN_RATINGS,
-         "   0    .   .  W4  B2   G  R3  R2 [R7]  .   0"),
+        (
+            "",
+            THREE_PLAYER_DRAW,
+            "there is no White stack on 5,5",
+            "Game was a tie.",
+            "(White cannot move: a draw)",
+            DRAW_RATINGS,
+            "  -1    .  B7  R1[R15] W1  B4   .   .  -1",
+        ),
+        (
+            "-wildcard",
+            RED_WILDCARD_LINE,
+            "this is your set-up turn",
+            "Game won by carol.",
+            "(Red made a line of 4 from 0,0 to 3,0)",
+            RED_WIN_RATINGS,
+            "   0    .   .  W4  B2   G  R3  R2 [R7]  .   0",
+        ),
     ],
     ids=["draw", "red-wins-with-the-wildcard"],
 )

@@ -158,7 +158,10 @@ def test_occupied_target_is_refused():
         ({"size": "9"}, 'Invalid KnightPanic parameter "-size=9": size must be from 4 to 7'),
         ({"size": "3"}, "size must be from 4 to 7"),
         ({"size": True}, "size must be from 4 to 7"),
-        ({"mover_wins": True, "mover_loses": True}, "give only one of -mover_wins and -mover_loses"),
+        (
+            {"mover_wins": True, "mover_loses": True},
+            "give only one of -mover_wins and -mover_loses",
+        ),
         ({"win_no_move": True, "lose_no_move": True}, "give only one of"),
         ({"2d": True, "3d": True}, "give only one of -2d and -3d"),
         ({"colour": "red"}, 'Invalid KnightPanic parameter "-colour=red": unknown option'),
@@ -174,7 +177,10 @@ def test_option_errors(raw, message):
 
 def test_options_defaults_and_2d_no_move_flags_accepted():
     assert game.parse_options({}, 2) == {
-        "size": 4, "3d": False, "mover_loses": False, "win_no_move": False,
+        "size": 4,
+        "3d": False,
+        "mover_loses": False,
+        "win_no_move": False,
     }
     options = game.parse_options({"2d": True, "win_no_move": True, "mover_wins": True}, 2)
     assert options["win_no_move"] is True and options["3d"] is False

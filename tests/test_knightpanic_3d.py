@@ -29,7 +29,14 @@ CLIMB_AND_BACK = [*CLIMB, "e7-g3", "b4-e1"]
 PIN_ALL_WHITE = ["a1-e3", "c7-g5", "g1-c3", "g5-d2"]
 # The same with Black's g5 left without a move: both players are stuck.
 PIN_ALL_WHITE_AND_TRAP_BLACK = [
-    "a1-c5", "a7-c3", "c5-a1", "c3-g5", "a1-e3", "e7-a5", "g1-c3", "a5-d2",
+    "a1-c5",
+    "a7-c3",
+    "c5-a1",
+    "c3-g5",
+    "a1-e3",
+    "e7-a5",
+    "g1-c3",
+    "a5-d2",
 ]
 
 
@@ -149,11 +156,17 @@ def long_random_game(options, seed, plies):
 
 def test_3d_is_accepted_and_keeps_the_option_keys():
     assert game.parse_options({"3d": True}, 2) == {
-        "size": 4, "3d": True, "mover_loses": False, "win_no_move": False,
+        "size": 4,
+        "3d": True,
+        "mover_loses": False,
+        "win_no_move": False,
     }
     raw = {"3d": True, "size": "6", "mover_loses": True, "win_no_move": True}
     assert game.parse_options(raw, 2) == {
-        "size": 6, "3d": True, "mover_loses": True, "win_no_move": True,
+        "size": 6,
+        "3d": True,
+        "mover_loses": True,
+        "win_no_move": True,
     }
     assert game.parse_options({"3d": True, "lose_no_move": True}, 2)["win_no_move"] is False
 
@@ -161,8 +174,10 @@ def test_3d_is_accepted_and_keeps_the_option_keys():
 @pytest.mark.parametrize(
     "raw,message",
     [
-        ({"3d": True, "win_no_move": True, "lose_no_move": True},
-         "give only one of -lose_no_move and -win_no_move"),
+        (
+            {"3d": True, "win_no_move": True, "lose_no_move": True},
+            "give only one of -lose_no_move and -win_no_move",
+        ),
         ({"3d": True, "2d": True}, "give only one of -2d and -3d"),
         ({"3d": True, "size": "8"}, "size must be from 4 to 7"),
     ],
@@ -179,8 +194,9 @@ def test_3d_option_errors(raw, message):
 def test_level_points_on_4x4():
     board = Pieces(start())
     names = {
-        level: sorted(name(x, y) for x in range(-1, 9) for y in range(-1, 9)
-                      if board.exists(x, y, level))
+        level: sorted(
+            name(x, y) for x in range(-1, 9) for y in range(-1, 9) if board.exists(x, y, level)
+        )
         for level in range(1, 6)
     }
     assert [len(names[level]) for level in range(1, 6)] == [16, 9, 4, 1, 0]
@@ -193,8 +209,12 @@ def test_level_points_on_4x4():
 def test_level_k_has_n_minus_k_plus_1_squared_points(size):
     board = Pieces(start(size))
     for level in range(1, size + 1):
-        found = [(x, y) for x in range(-2, 2 * size + 2) for y in range(-2, 2 * size + 2)
-                 if board.exists(x, y, level)]
+        found = [
+            (x, y)
+            for x in range(-2, 2 * size + 2)
+            for y in range(-2, 2 * size + 2)
+            if board.exists(x, y, level)
+        ]
         assert len(found) == (size - level + 1) ** 2
         assert sorted(found) == sorted((x, y) for x, y, _k in spec_points(size, level))
 
@@ -216,8 +236,15 @@ def test_the_2d_game_has_no_raised_points():
 def test_knight_offsets_per_level_change_are_the_spec_table():
     flat = {(sx * a, sy * b) for a, b in ((2, 4), (4, 2)) for sx in (1, -1) for sy in (1, -1)}
     by_three = {(3 * sx, 3 * sy) for sx, sy in DIAGONALS}
-    expected = {0: flat, 1: by_three, -1: by_three, 3: set(DIAGONALS), -3: set(DIAGONALS),
-                2: set(), -2: set()}
+    expected = {
+        0: flat,
+        1: by_three,
+        -1: by_three,
+        3: set(DIAGONALS),
+        -3: set(DIAGONALS),
+        2: set(),
+        -2: set(),
+    }
     for change, offsets in expected.items():
         found = {offset for offset, changes in LEVEL_CHANGES.items() if change in changes}
         assert found == offsets, change
@@ -243,8 +270,12 @@ def test_on_4x4_only_levels_1_and_2_can_be_used():
 
     assert len(pyramid(point("b2"))) == 5
     assert len(pyramid(point("c3:3"))) == 14  # more than the 8 knights of a 4x4 game
-    assert [highest_fillable_level(len(start(size)["pieces"]))
-            for size in (4, 5, 6, 7)] == [2, 3, 3, 3]
+    assert [highest_fillable_level(len(start(size)["pieces"])) for size in (4, 5, 6, 7)] == [
+        2,
+        3,
+        3,
+        3,
+    ]
 
 
 def test_a_knight_climbs_onto_a_supported_point():
@@ -301,40 +332,77 @@ def test_the_start_names_the_highest_knight_and_the_end_the_lowest_empty_point()
 @pytest.mark.parametrize(
     "state,move,expected",
     [
-        (start(), "b1-c5", '"b1" is not a point of this board; the cells are files a c e g '
-                           "with ranks 1 3 5 7, and the raised points letters b d f with "
-                           "numbers 2 4 6"),
+        (
+            start(),
+            "b1-c5",
+            '"b1" is not a point of this board; the cells are files a c e g '
+            "with ranks 1 3 5 7, and the raised points letters b d f with "
+            "numbers 2 4 6",
+        ),
         (start(), "a1-h8", '"h8" is not a point'),
         (start(), "a0-c5", '"a0" is not a point'),
-        (start(), "a1c5", "write the knight's start and end points as from-to, e.g. a1-c5, "
-                          "or e1-b4 to jump onto level 2"),
+        (
+            start(),
+            "a1c5",
+            "write the knight's start and end points as from-to, e.g. a1-c5, "
+            "or e1-b4 to jump onto level 2",
+        ),
         (start(), "c3-e7", 'Invalid move "c3-e7": there is no White knight on c3'),
         (start(), "a7-c3", "there is no White knight on a7"),
         (start(), "b4-e1", "there is no White knight on b4"),
-        (start(), "e1-e5", "a knight jumps 2 letters and 4 numbers (or 4 and 2) on its own "
-                           "level, e.g. a1-c5, or 3 letters and 3 numbers one level up or "
-                           "down, e.g. e1-b4 onto level 2"),
+        (
+            start(),
+            "e1-e5",
+            "a knight jumps 2 letters and 4 numbers (or 4 and 2) on its own "
+            "level, e.g. a1-c5, or 3 letters and 3 numbers one level up or "
+            "down, e.g. e1-b4 onto level 2",
+        ),
         (start(), "a1-e5", "a knight jumps 2 letters and 4 numbers"),
-        (start(), "e1-b4", 'Invalid move "e1-b4": b4 (level 2) is not supported: a3, a5, c3 '
-                           "and c5 on level 1 are empty, and a knight can only stand there "
-                           "when all four points under it (a3, a5, c3 and c5) are occupied"),
-        (play(start(), "a1-c5", "a7-c3"), "e1-b4", "b4 (level 2) is not supported: a3 and a5 "
-                                                    "on level 1 are empty"),
+        (
+            start(),
+            "e1-b4",
+            'Invalid move "e1-b4": b4 (level 2) is not supported: a3, a5, c3 '
+            "and c5 on level 1 are empty, and a knight can only stand there "
+            "when all four points under it (a3, a5, c3 and c5) are occupied",
+        ),
+        (
+            play(start(), "a1-c5", "a7-c3"),
+            "e1-b4",
+            "b4 (level 2) is not supported: a3 and a5 on level 1 are empty",
+        ),
         (play(start(), "c1-e5", "g7-e3"), "a1-e3", 'Invalid move "a1-e3": e3 is occupied'),
-        (STACKED, "a3-c7", "White's knight on a3 is pinned: White's knight on b2 (level 2) "
-                           "and Black's knight on b4 (level 2) rest on it, and a pinned "
-                           "knight cannot move"),
-        (STACKED, "c5-e1", "White's knight on c5 is pinned: Black's knight on b4 (level 2) "
-                           "and White's knight on d4 (level 2) rest on it"),
-        (STACKED, "c3-g5", "g5 (level 3) is not supported: f4, f6, h4 and h6 on level 2 "
-                           "are empty"),
-        (STACKED, "c3-e7", "from level 3 this jump must land on level 3, but the lowest free "
-                           "point e7 is on level 1; a knight jumps"),
-        (STACKED, "g5-f4", "from level 1 this jump must land on level 4, but the lowest free "
-                           "point f4 is on level 2"),
+        (
+            STACKED,
+            "a3-c7",
+            "White's knight on a3 is pinned: White's knight on b2 (level 2) "
+            "and Black's knight on b4 (level 2) rest on it, and a pinned "
+            "knight cannot move",
+        ),
+        (
+            STACKED,
+            "c5-e1",
+            "White's knight on c5 is pinned: Black's knight on b4 (level 2) "
+            "and White's knight on d4 (level 2) rest on it",
+        ),
+        (STACKED, "c3-g5", "g5 (level 3) is not supported: f4, f6, h4 and h6 on level 2 are empty"),
+        (
+            STACKED,
+            "c3-e7",
+            "from level 3 this jump must land on level 3, but the lowest free "
+            "point e7 is on level 1; a knight jumps",
+        ),
+        (
+            STACKED,
+            "g5-f4",
+            "from level 1 this jump must land on level 4, but the lowest free "
+            "point f4 is on level 2",
+        ),
         (STACKED, "c3-d4", "from level 3 this jump cannot land on any level of d4"),
-        (dict(STACKED, to_move=BLACK), "g1-c3", 'Invalid move "g1-c3": c3 is occupied up to '
-                                                "level 3"),
+        (
+            dict(STACKED, to_move=BLACK),
+            "g1-c3",
+            'Invalid move "g1-c3": c3 is occupied up to level 3',
+        ),
     ],
 )
 def test_refusals_say_what_is_wrong(state, move, expected):
@@ -399,11 +467,14 @@ def test_all_pinned_counts_as_stuck_in_the_tiebreak():
     assert "pinned" in game.outcome(state).reason
 
 
-@pytest.mark.parametrize("moves,default,mover_loses", [
-    # docs/spec/games/knightpanic.md §KP-2 holds in 3D: g1 is trapped
-    (["c1-e5", "a7-c3"], BLACK, BLACK),
-    (["c1-e5", "e7-c3"], BLACK, WHITE),  # and so does its double trap
-])
+@pytest.mark.parametrize(
+    "moves,default,mover_loses",
+    [
+        # docs/spec/games/knightpanic.md §KP-2 holds in 3D: g1 is trapped
+        (["c1-e5", "a7-c3"], BLACK, BLACK),
+        (["c1-e5", "e7-c3"], BLACK, WHITE),  # and so does its double trap
+    ],
+)
 def test_the_2d_trap_rules_hold_in_3d(moves, default, mover_loses):
     assert game.outcome(play(start(), *moves)).winners == (default,)
     assert game.outcome(play(start(mover_loses=True), *moves)).winners == (mover_loses,)
@@ -422,82 +493,94 @@ def test_at_most_one_player_is_all_pinned():
 
 
 def test_start_board_renders_as_in_the_spec():
-    assert game.render_board(start(), None) == "\n".join([
-        "levels 1 and 2:",
-        "      a b c d e f g",
-        "  7   x   x   x   x   7",
-        "  6                   6",
-        "  5   .   .   .   .   5",
-        "  4                   4",
-        "  3   .   .   .   .   3",
-        "  2                   2",
-        "  1   o   o   o   o   1",
-        "      a b c d e f g",
-        "o x  White, Black knight",
-        "O X  White, Black knight pinned: another knight rests on it",
-        "     A raised knight stands between the four points under it.",
-        "[ ]  the last move (from and to)",
-    ])
+    assert game.render_board(start(), None) == "\n".join(
+        [
+            "levels 1 and 2:",
+            "      a b c d e f g",
+            "  7   x   x   x   x   7",
+            "  6                   6",
+            "  5   .   .   .   .   5",
+            "  4                   4",
+            "  3   .   .   .   .   3",
+            "  2                   2",
+            "  1   o   o   o   o   1",
+            "      a b c d e f g",
+            "o x  White, Black knight",
+            "O X  White, Black knight pinned: another knight rests on it",
+            "     A raised knight stands between the four points under it.",
+            "[ ]  the last move (from and to)",
+        ]
+    )
 
 
 def test_a_level_2_knight_is_drawn_between_the_cells_it_stands_on():
     # Level 3 is left out: 8 knights can never fill it.
-    assert game.render_board(play(start(), *CLIMB), WHITE) == "\n".join([
-        "levels 1 and 2:",
-        "      a b c d e f g",
-        "  7   .   .   x   x   7",
-        "  6                   6",
-        "  5   O   O   .   .   5",
-        "  4    [o]            4",
-        "  3   X   X   .   .   3",
-        "  2                   2",
-        "  1   .   .  [.]  o   1",
-        "      a b c d e f g",
-        "o x  White, Black knight",
-        "O X  White, Black knight pinned: another knight rests on it",
-        "     A raised knight stands between the four points under it.",
-        "[ ]  the last move (from and to)",
-        "Last move: White e1-b4",
-    ])
+    assert game.render_board(play(start(), *CLIMB), WHITE) == "\n".join(
+        [
+            "levels 1 and 2:",
+            "      a b c d e f g",
+            "  7   .   .   x   x   7",
+            "  6                   6",
+            "  5   O   O   .   .   5",
+            "  4    [o]            4",
+            "  3   X   X   .   .   3",
+            "  2                   2",
+            "  1   .   .  [.]  o   1",
+            "      a b c d e f g",
+            "o x  White, Black knight",
+            "O X  White, Black knight pinned: another knight rests on it",
+            "     A raised knight stands between the four points under it.",
+            "[ ]  the last move (from and to)",
+            "Last move: White e1-b4",
+        ]
+    )
 
 
 def test_a_level_3_knight_on_a_large_board():
-    assert game.render_board(STACKED, None) == "\n".join([
-        "levels 1 and 2:",
-        "      a b c d e f g h i j k",
-        " 11   x   .   .   .   o   o   11",
-        " 10                           10",
-        "  9   .   x   .   .   x   x   9",
-        "  8                           8",
-        "  7   .   .   .   o   .   .   7",
-        "  6                           6",
-        "  5   X   O   O   o   .   .   5",
-        "  4     X   O                 4",
-        "  3   O   X   X   .   .   .   3",
-        "  2     O   X                 2",
-        "  1   O   X   O   x   .   x   1",
-        "      a b c d e f g h i j k",
-        "level 3:",
-        "      c d e f g h i",
-        "  9   .   .   .   .   9",
-        "  8                   8",
-        "  7   .   .   .   .   7",
-        "  6                   6",
-        "  5   .   .   .   .   5",
-        "  4                   4",
-        "  3   o   .   .   .   3",
-        "      c d e f g h i",
-        "o x  White, Black knight",
-        "O X  White, Black knight pinned: another knight rests on it",
-        "     A raised knight stands between the four points under it.",
-        "[ ]  the last move (from and to)",
-    ])  # no level 4: 24 knights can never fill it
+    assert game.render_board(STACKED, None) == "\n".join(
+        [
+            "levels 1 and 2:",
+            "      a b c d e f g h i j k",
+            " 11   x   .   .   .   o   o   11",
+            " 10                           10",
+            "  9   .   x   .   .   x   x   9",
+            "  8                           8",
+            "  7   .   .   .   o   .   .   7",
+            "  6                           6",
+            "  5   X   O   O   o   .   .   5",
+            "  4     X   O                 4",
+            "  3   O   X   X   .   .   .   3",
+            "  2     O   X                 2",
+            "  1   O   X   O   x   .   x   1",
+            "      a b c d e f g h i j k",
+            "level 3:",
+            "      c d e f g h i",
+            "  9   .   .   .   .   9",
+            "  8                   8",
+            "  7   .   .   .   .   7",
+            "  6                   6",
+            "  5   .   .   .   .   5",
+            "  4                   4",
+            "  3   o   .   .   .   3",
+            "      c d e f g h i",
+            "o x  White, Black knight",
+            "O X  White, Black knight pinned: another knight rests on it",
+            "     A raised knight stands between the four points under it.",
+            "[ ]  the last move (from and to)",
+        ]
+    )  # no level 4: 24 knights can never fill it
 
 
 def test_the_help_describes_the_3d_variant():
     text = game.help_text()
-    for fragment in ("-3d", "e1-b4", "pinned", "-win_no_move", "-lose_no_move",
-                     "knightpanic challenge alice bob -3d"):
+    for fragment in (
+        "-3d",
+        "e1-b4",
+        "pinned",
+        "-win_no_move",
+        "-lose_no_move",
+        "knightpanic challenge alice bob -3d",
+    ):
         assert fragment in text
     assert all(len(line) <= 76 for line in text.split("\n"))
 
@@ -506,8 +589,12 @@ def test_the_help_describes_the_3d_variant():
 
 
 def test_contract_conformance_in_3d():
-    long_game = [move for _before, move, _after in long_random_game(
-        game.parse_options(raw_options(7), 2), seed=3, plies=80)]
+    long_game = [
+        move
+        for _before, move, _after in long_random_game(
+            game.parse_options(raw_options(7), 2), seed=3, plies=80
+        )
+    ]
     check_game(
         game,
         [
@@ -532,7 +619,8 @@ def spec_winner(state, mover):
     def stuck(player):
         return all_pinned(player) or any(
             not spec_pinned(occupied, *p) and not spec_targets(size, occupied, p)
-            for p, s in occupied.items() if s == player
+            for p, s in occupied.items()
+            if s == player
         )
 
     if options["win_no_move"]:
@@ -568,7 +656,8 @@ def check_move(before, move, after):
     for x, y, level, _seat in after["pieces"]:
         assert spec_supported(occupied_after, x, y, level), "a raised knight lost a support"
     pinned_players = [
-        player for player in (WHITE, BLACK)
+        player
+        for player in (WHITE, BLACK)
         if all(spec_pinned(occupied_after, *p[:3]) for p in after["pieces"] if p[3] == player)
     ]
     assert len(pinned_players) <= 1, "both players all-pinned"
@@ -577,7 +666,8 @@ def check_move(before, move, after):
     assert (outcome.winners[0] if outcome else None) == spec_winner(after, seat)
     if outcome is None:
         assert game.legal_moves(after, game.to_move(after)), (
-            f"the player on move has no move: {after}")
+            f"the player on move has no move: {after}"
+        )
     return arrived[0][2] - left[0][2]
 
 
@@ -589,8 +679,11 @@ def check_move(before, move, after):
     mover_loses=st.booleans(),
 )
 def test_long_random_3d_games_keep_every_rule(size, seed, win_no_move, mover_loses):
-    flags = {name: True for name, on in (("win_no_move", win_no_move),
-                                         ("mover_loses", mover_loses)) if on}
+    flags = {
+        name: True
+        for name, on in (("win_no_move", win_no_move), ("mover_loses", mover_loses))
+        if on
+    }
     options = game.parse_options(raw_options(size, **flags), 2)
     log, state = [], game.initial_state(options, 2, seed)
     for before, move, after in long_random_game(options, seed, plies=60):
@@ -611,8 +704,9 @@ def random_position(size, seed, count, **flags):
     for apex_level in range(rng.randint(2, size), 0, -1):
         pyramid = layer = [rng.choice(spec_points(size, apex_level))]
         while layer[0][2] > 1:
-            layer = sorted({(x + dx, y + dy, level - 1) for x, y, level in layer
-                            for dx, dy in DIAGONALS})
+            layer = sorted(
+                {(x + dx, y + dy, level - 1) for x, y, level in layer for dx, dy in DIAGONALS}
+            )
             pyramid = layer + pyramid
         if len(pyramid) <= count:
             break
@@ -628,8 +722,12 @@ def random_position(size, seed, count, **flags):
 
 
 @settings(max_examples=100, deadline=None)
-@given(size=st.integers(4, 7), seed=st.integers(0, 2**32), extra=st.integers(0, 16),
-       win_no_move=st.booleans())
+@given(
+    size=st.integers(4, 7),
+    seed=st.integers(0, 2**32),
+    extra=st.integers(0, 16),
+    win_no_move=st.booleans(),
+)
 def test_every_move_of_random_stacked_positions_keeps_every_rule(size, seed, extra, win_no_move):
     """Stacks three and four high, which play reaches rarely or never, follow the rules too.
 
@@ -674,8 +772,10 @@ def test_parse_move_agrees_with_legal_moves(size, seed, data):
 def test_random_positions_reach_levels_3_and_4():
     """The property test above is not empty: its positions stack three and four high."""
     highest = {
-        size: {max(level for _x, _y, level, _seat in random_position(size, seed, 40)["pieces"])
-               for seed in range(30)}
+        size: {
+            max(level for _x, _y, level, _seat in random_position(size, seed, 40)["pieces"])
+            for seed in range(30)
+        }
         for size in (6, 7)
     }
     assert {3, 4} <= highest[6] and {3, 4} <= highest[7]
@@ -719,22 +819,27 @@ def test_a_3d_game_through_the_server(harness):
     assert "   5 e1-b4" in body
     # b4 stands between the four knights under it, which are pinned (capitals); the last
     # move is bracketed where it left (e1) and where it arrived (b4, on level 2).
-    assert "\n".join([
-        "levels 1 and 2:",
-        "      a b c d e f g",
-        "  7   .   .   x   x   7",
-        "  6                   6",
-        "  5   O   O   .   .   5",
-        "  4    [o]            4",
-        "  3   X   X   .   .   3",
-        "  2                   2",
-        "  1   .   .  [.]  o   1",
-        "      a b c d e f g",
-        "o x  White, Black knight",
-        "O X  White, Black knight pinned: another knight rests on it",
-        "     A raised knight stands between the four points under it.",
-        "[ ]  the last move (from and to)",
-        "Last move: White e1-b4",
-    ]) in body
+    assert (
+        "\n".join(
+            [
+                "levels 1 and 2:",
+                "      a b c d e f g",
+                "  7   .   .   x   x   7",
+                "  6                   6",
+                "  5   O   O   .   .   5",
+                "  4    [o]            4",
+                "  3   X   X   .   .   3",
+                "  2                   2",
+                "  1   .   .  [.]  o   1",
+                "      a b c d e f g",
+                "o x  White, Black knight",
+                "O X  White, Black knight pinned: another knight rests on it",
+                "     A raised knight stands between the four points under it.",
+                "[ ]  the last move (from and to)",
+                "Last move: White e1-b4",
+            ]
+        )
+        in body
+    )
     assert "It is bob's turn." in body
     assert "pinned" in harness.refused("knightpanic move 101 bob secret a3-c7")

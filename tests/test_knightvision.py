@@ -101,8 +101,11 @@ def test_every_size_from_9_to_14_is_offered(size):
         ({"size": "15"}, "size must be from 9 to 14"),
         ({"size": "eleven"}, "size must be from 9 to 14"),
         ({"size": True}, 'Invalid KnightVision parameter "-size": size must be from 9 to 14'),
-        ({"swap": True}, 'Invalid KnightVision parameter "-swap": unknown option; the only '
-                         "option is -size=N (9 to 14, default 11)"),
+        (
+            {"swap": True},
+            'Invalid KnightVision parameter "-swap": unknown option; the only '
+            "option is -size=N (9 to 14, default 11)",
+        ),
     ],
 )
 def test_option_errors(raw, message):
@@ -180,8 +183,10 @@ def test_kv2_two_knights_allow_only_a_knight():
     legal = game.legal_moves(state, WHITE)
     assert "e5" in legal and "e5+" not in legal
     assert game.parse_move(state, WHITE, "e5") == "e5"
-    assert "a stack needs three of your pieces at a knight's move, and e5 has 2 (c4 and g6)" \
+    assert (
+        "a stack needs three of your pieces at a knight's move, and e5 has 2 (c4 and g6)"
         in refusal(state, "e5+")
+    )
 
 
 def test_a_stack_counts_as_one_piece_at_a_knight_move():
@@ -360,18 +365,26 @@ def test_a_throw_need_not_land_at_a_knight_move():
 @pytest.mark.parametrize(
     "move,message",
     [
-        ("e5-e8", 'Invalid move "e5-e8": the axe cannot pass Black\'s knight on e7; it can '
-                  "capture it with e5xe7"),
+        (
+            "e5-e8",
+            'Invalid move "e5-e8": the axe cannot pass Black\'s knight on e7; it can '
+            "capture it with e5xe7",
+        ),
         ("E5 x E8", 'Invalid move "e5xe8": the axe cannot pass Black\'s knight on e7'),
-        ("e5-e3", "the axe flies over your own pieces but cannot land on them, and e3 holds "
-                  "White's knight on e3"),
+        (
+            "e5-e3",
+            "the axe flies over your own pieces but cannot land on them, and e3 holds "
+            "White's knight on e3",
+        ),
         ("e5-f7", "the landing cell must be on one line with the stack"),
         ("e5-e5", "the landing cell must be on one line with the stack"),
         ("d4-d6", "there is no stack on d4"),
         ("e3-e1", "only one of your stacks can throw an axe, and e3 holds White's knight on e3"),
         ("a1-a2", "a1 holds Black's stack on a1"),
-        ("e5-z9", '"z9" is not a cell of this 9x9 board: the columns are a to i and the rows '
-                  "1 to 9"),
+        (
+            "e5-z9",
+            '"z9" is not a cell of this 9x9 board: the columns are a to i and the rows 1 to 9',
+        ),
     ],
 )
 def test_throw_refusals_say_why(move, message):
@@ -514,9 +527,7 @@ def test_help_explains_notation_swap_and_pass():
 
 # A game won by White: a swap after e5 changes nothing in the state, so the same moves
 # are also the game of tests/test_knightvision_by_mail.py.
-WON_GAME = (
-    "e5 h7 f2 i9 d8 f6 d5 g5 e7 i4 g3 i5 f1 g8+ e4 h2 e6 h3 f3 h5 d9 g8xg3"
-).split()
+WON_GAME = ("e5 h7 f2 i9 d8 f6 d5 g5 e7 i4 g3 i5 f1 g8+ e4 h2 e6 h3 f3 h5 d9 g8xg3").split()
 
 
 def test_contract_conformance():
@@ -647,11 +658,14 @@ def test_the_core_refuses_a_voluntary_pass_and_a_late_swap(harness):
     harness.ok("knightvision move 101 alice secret f6")
     harness.ok("knightvision move 101 bob secret c3")
     assert "You can only swap after move number 1" in harness.refused(
-        "knightvision swap 101 alice secret")
+        "knightvision swap 101 alice secret"
+    )
     assert "KnightVision has no voluntary pass" in harness.refused(
-        "knightvision pass 101 alice secret")
+        "knightvision pass 101 alice secret"
+    )
     assert "d4 is not a knight's move from any of your pieces" in harness.refused(
-        "knightvision move 101 alice secret D4")
+        "knightvision move 101 alice secret D4"
+    )
 
 
 def test_help_ends_with_the_empty_default_board(harness):

@@ -2,7 +2,6 @@
 flying over a friend to capture, refusals with their reasons, and a chain that survives
 the opponent's turn."""
 
-
 from click.testing import CliRunner
 
 from pbm.cli import cli
@@ -41,10 +40,18 @@ PLIES = [
 REFUSALS = {
     2: ("bob", "e5", 'Invalid move "e5": e5 is not vacant: it holds White\'s knight on e5'),
     5: ("alice", "swap", "You can only swap after move number 1"),
-    13: ("alice", "g8+", 'Invalid move "g8+": a stack needs three of your pieces at a '
-         "knight's move, and g8 has 2 (f6 and i9); write g8 to place a knight"),
-    23: ("alice", "g8-g2", 'Invalid move "g8-g2": the axe cannot pass White\'s knight on g3; '
-         "it can capture it with g8xg3"),
+    13: (
+        "alice",
+        "g8+",
+        'Invalid move "g8+": a stack needs three of your pieces at a '
+        "knight's move, and g8 has 2 (f6 and i9); write g8 to place a knight",
+    ),
+    23: (
+        "alice",
+        "g8-g2",
+        'Invalid move "g8-g2": the axe cannot pass White\'s knight on g3; '
+        "it can capture it with g8xg3",
+    ),
 }
 
 FINAL_BOARD = """\
@@ -118,8 +125,10 @@ def test_a_game_with_the_swap_by_mail(project_env, tmp_path):
                 assert mail["Subject"] == "KnightVision Board 101: alice vs bob"
                 assert "Game won by bob." in body
                 assert "(White's chain joins the top and bottom edges)" in body
-                assert "  21 Black (alice): h5\n  22 White (bob): d9\n  23 Black (alice): g8xg3" \
+                assert (
+                    "  21 Black (alice): h5\n  22 White (bob): d9\n  23 Black (alice): g8xg3"
                     in body
+                )
                 assert FINAL_BOARD in body
 
     send(env, "bob@example.org", command("bob", "c3"))

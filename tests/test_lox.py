@@ -28,6 +28,7 @@ LX1_STONES = {"f2": RED, "f9": RED, "b6": RED, "j6": RED}
 
 # The pictures of docs/spec/games/lox.md §10, verbatim.
 
+
 def options(**raw):
     return game.parse_options({name: value for name, value in raw.items()}, 2)
 
@@ -254,22 +255,34 @@ def test_the_x_of_a_replacement_is_optional(text):
 @pytest.mark.parametrize(
     "text,message",
     [
-        ("z5", 'Invalid move "z5": "z5" is not a cell of this 11x11 board: the columns are a '
-               "to k and the rows 1 to 11"),
+        (
+            "z5",
+            'Invalid move "z5": "z5" is not a cell of this 11x11 board: the columns are a '
+            "to k and the rows 1 to 11",
+        ),
         ("a12", 'Invalid move "a12": "a12" is not a cell of this 11x11 board'),
         ("xl1", 'Invalid move "xl1": "l1" is not a cell of this 11x11 board'),
         ("f6-f7", 'Invalid move "f6-f7": write the cell as column letter and row number, e.g. f6'),
         ("6f", 'Invalid move "6f": write the cell as column letter and row number'),
         ("xx f6", 'Invalid move "xx f6": write the cell'),
-        ("b6", 'Invalid move "b6": b6 already holds a Red stone of yours; place on an empty cell '
-               "or replace a Blue stone on a cell you control"),
+        (
+            "b6",
+            'Invalid move "b6": b6 already holds a Red stone of yours; place on an empty cell '
+            "or replace a Blue stone on a cell you control",
+        ),
         ("xb6", 'Invalid move "xb6": b6 already holds a Red stone of yours'),
-        ("xf5", 'Invalid move "xf5": f5 is empty, so there is no stone to replace; write f5 to '
-                "place a stone there"),
+        (
+            "xf5",
+            'Invalid move "xf5": f5 is empty, so there is no stone to replace; write f5 to '
+            "place a stone there",
+        ),
         # Blue's f6 hides f2 from f7.
-        ("xf7", 'Invalid move "xf7": Red does not control f7, so Red cannot replace the Blue '
-                "stone there: f7 sees Red f9 and Blue f6; f7 has 6 neighbours, so control "
-                "takes 4 stones seen (more than half), and Red has 1"),
+        (
+            "xf7",
+            'Invalid move "xf7": Red does not control f7, so Red cannot replace the Blue '
+            "stone there: f7 sees Red f9 and Blue f6; f7 has 6 neighbours, so control "
+            "takes 4 stones seen (more than half), and Red has 1",
+        ),
     ],
 )
 def test_refusals_say_what_is_wrong(text, message):
@@ -364,9 +377,7 @@ def test_a_chain_wins_only_once_it_has_survived_the_opponents_turn():
     state = move(state, "e5")  # Red's chain now joins rows 1 and 9
     assert game.outcome(state) is None, "never a win for the player who just moved"
     assert game.to_move(state) == BLUE and game.forced_move(state) == "pass"
-    assert game.render_board(state, None).endswith(
-        "Last move: Red e5\nTo move: Blue"
-    )
+    assert game.render_board(state, None).endswith("Last move: Red e5\nTo move: Blue")
     state = game.apply_move(state, BLUE, "pass")
     outcome = game.outcome(state)
     assert outcome.winners == (RED,)
@@ -379,7 +390,10 @@ def test_a_chain_wins_only_once_it_has_survived_the_opponents_turn():
 
 # Red holds e1..e8 of a 9x9 board; Blue's a4, a8, h1 and i4 are seen from e4.
 CHAIN_MINUS_ONE = {f"e{row}": RED for row in range(1, 9)} | {
-    "a4": BLUE, "a8": BLUE, "h1": BLUE, "i4": BLUE,
+    "a4": BLUE,
+    "a8": BLUE,
+    "h1": BLUE,
+    "i4": BLUE,
 }
 
 
@@ -428,9 +442,7 @@ def test_corner_cells_count_for_both_edges():
 @settings(max_examples=60, deadline=None)
 @given(
     size=st.sampled_from([9, 10, 13, 19]),
-    placements=st.lists(
-        st.tuples(st.integers(0, 360), st.sampled_from([RED, BLUE])), max_size=150
-    ),
+    placements=st.lists(st.tuples(st.integers(0, 360), st.sampled_from([RED, BLUE])), max_size=150),
 )
 def test_incremental_counts_match_a_recount_on_random_positions(size, placements):
     board = RhombusBoard(size)
@@ -607,9 +619,11 @@ def test_a_show_can_ask_for_the_control_marks(harness):
     assert "+ -  empty cell controlled by Red, Blue" not in plain
     assert "+ -  empty cell controlled by Red, Blue" in marked
     assert 'Unknown view option "-colour" for show; Lox offers -control' in harness.refused(
-        "lox show 101 -colour")
+        "lox show 101 -colour"
+    )
     assert "KnightPanic boards have no view options" in harness.refused(
-        "knightpanic show 101 -control")
+        "knightpanic show 101 -control"
+    )
 
 
 def test_a_voluntary_pass_is_refused_with_the_reason(harness):

@@ -1,6 +1,5 @@
 """A complete Lox game by mail through mail_handler.py: swap, refusals, a replacement, the win."""
 
-
 from click.testing import CliRunner
 
 from pbm.cli import cli
@@ -10,9 +9,7 @@ PASSWORDS = {"alice": "pw-alice", "bob": "pw-bob"}
 # After alice's e5 and bob's swap, alice plays Blue (odd plies) and bob Red (even plies).
 # Red builds column e; Blue's a4, a8, h1 and i4 come to see e4 and Blue replaces it (ply 13);
 # Red goes round through d4 and d5 (ply 22), and the chain survives Blue's ply 23.
-MOVES = (
-    "e5 swap a4 e1 a8 e2 h1 e3 c9 e4 i4 e6 xe4 e7 b2 e8 c2 e9 d2 d4 c3 d5 b4".split()
-)
+MOVES = "e5 swap a4 e1 a8 e2 h1 e3 c9 e4 i4 e6 xe4 e7 b2 e8 c2 e9 d2 d4 c3 d5 b4".split()
 REFUSED = {
     14: (
         "XE4",

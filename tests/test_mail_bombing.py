@@ -21,13 +21,16 @@ def test_twelve_address_changes_send_the_stranger_three_mails(harness, clock):
     clock("2026-04-01T10:00:00")
     harness.new_mails()
     for _n in range(12):
-        harness.ok(f"change address alice secret alice@example.org {VICTIM}",
-                   sender="alice@example.org")
+        harness.ok(
+            f"change address alice secret alice@example.org {VICTIM}", sender="alice@example.org"
+        )
         harness.ok("change address alice secret alice@example.org", sender="alice@example.org")
     assert len(harness.new_mails(VICTIM)) == 3
     assert len(harness.mails("alice@example.org")) == 1 + 24, "the owner hears of every change"
     clock("2026-04-02T10:00:01")
-    harness.ok(f"change address alice secret alice@example.org {VICTIM}", sender="alice@example.org")
+    harness.ok(
+        f"change address alice secret alice@example.org {VICTIM}", sender="alice@example.org"
+    )
     assert len(harness.new_mails(VICTIM)) == 1, "the cap is per day"
 
 
@@ -65,8 +68,14 @@ def test_a_command_from_the_address_confirms_it(harness, clock):
 def test_addresses_registered_before_the_upgrade_count_as_confirmed(tmp_path):
     db = sqlite_utils.Database(tmp_path / "pbm.db")
     core_migrations().apply(db, stop_before="m004_address_proofs")
-    db["users"].insert({"userid": "old", "password_hash": "x", "status": "active",
-                        "created_at": "2020-01-01T00:00:00"})
+    db["users"].insert(
+        {
+            "userid": "old",
+            "password_hash": "x",
+            "status": "active",
+            "created_at": "2020-01-01T00:00:00",
+        }
+    )
     db["addresses"].insert({"userid": "old", "address": "Old@Example.org", "position": 0})
     core_migrations().apply(db)
     store = Store(sqlite3.connect(tmp_path / "pbm.db"))
@@ -88,11 +97,15 @@ actions = st.lists(
 )
 
 
-@settings(max_examples=5 * STRESS_FACTOR, deadline=None,
-          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@settings(
+    max_examples=5 * STRESS_FACTOR,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 @given(sequence=actions)
-def test_generated_commands_never_send_a_stranger_more_than_the_cap(tmp_path_factory,
-                                                                    monkeypatch, sequence):
+def test_generated_commands_never_send_a_stranger_more_than_the_cap(
+    tmp_path_factory, monkeypatch, sequence
+):
     harness = Harness(tmp_path_factory.mktemp("home"))
     harness.configure(CAP)
     harness.signup("alice", "bob")

@@ -18,8 +18,6 @@ from tests.mailpipe import pipe
 FIXTURES = ROOT / "tests" / "mail"
 
 
-
-
 def fixture(name: str) -> bytes:
     return (FIXTURES / name).read_bytes()
 
@@ -34,7 +32,9 @@ class Mailbox:
         for path in sorted(self.new.iterdir()):
             if path.name not in self.seen:
                 self.seen.add(path.name)
-                messages.append(email.message_from_bytes(path.read_bytes(), policy=email.policy.default))
+                messages.append(
+                    email.message_from_bytes(path.read_bytes(), policy=email.policy.default)
+                )
         return messages
 
 
@@ -44,7 +44,9 @@ def server(project_env, tmp_path):
     runner = CliRunner()
     assert runner.invoke(cli, ["--home", str(home), "init"]).exit_code == 0
     for userid in ("alice", "bob"):
-        result = runner.invoke(cli, ["--home", str(home), "signup", userid, "secret", f"{userid}@example.org"])
+        result = runner.invoke(
+            cli, ["--home", str(home), "signup", userid, "secret", f"{userid}@example.org"]
+        )
         assert result.exit_code == 0
     box = Mailbox(home)
     box.fresh()
@@ -76,7 +78,10 @@ def test_a_game_opening_through_every_kind_of_mail(server):
     mails = box.fresh()
     assert sorted(m["To"] for m in mails) == ["alice@example.org", "bob@example.org"]
     body = mails[0].get_content()
-    assert "bob writes:\nSchöne Grüße — a very long line that goes on and on and on past the soft" in body
+    assert (
+        "bob writes:\nSchöne Grüße — a very long line that goes on and on and on past the soft"
+        in body
+    )
     for line in body.split("\n"):
         assert len(line) <= 76
 
@@ -208,8 +213,12 @@ def test_a_move_by_mail_never_imports_sqlite_utils(server):
         "print(sorted(m for m in sys.modules if m.partition('.')[0] == 'sqlite_utils'))\n"
     )
     result = subprocess.run(
-        [sys.executable, "-c", probe], input=fixture("move_html_only.eml"), env=env, cwd=ROOT,
-        capture_output=True, timeout=120,
+        [sys.executable, "-c", probe],
+        input=fixture("move_html_only.eml"),
+        env=env,
+        cwd=ROOT,
+        capture_output=True,
+        timeout=120,
     )
     assert result.returncode == 0, result.stderr.decode()
     assert result.stdout.decode().split() == ["[]"]

@@ -115,8 +115,9 @@ def test_userid_and_password_swapped_is_masked_in_the_mail(harness):
     harness.ok("signup alice pear99 alice@example.org")
     harness.signup("bob", "carol")
     harness.ok("knightline challenge alice bob carol")
-    subject, body = answer(harness, "knightline move 101 pear99 alice a1",
-                           body="knightline move 101 pear99 alice a1")
+    subject, body = answer(
+        harness, "knightline move 101 pear99 alice a1", body="knightline move 101 pear99 alice a1"
+    )
     assert subject == "KnightLine error"
     assert flat(body) == (
         "Invalid userid entered\n\n"

@@ -13,8 +13,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def pbm_source() -> str:
-    return "\n".join(p.read_text() for p in (ROOT / "pbm").rglob("*.py")
-                     if p.name != "config.py")
+    return "\n".join(p.read_text() for p in (ROOT / "pbm").rglob("*.py") if p.name != "config.py")
 
 
 @pytest.mark.parametrize("key", [f"{s}.{k}" for s, keys in DEFAULTS.items() for k in keys])
@@ -29,8 +28,11 @@ def test_every_ini_key_is_read_somewhere(key):
 def test_web_base_url_is_gone_and_an_old_ini_naming_it_is_told_how_to_cure_it(tmp_path):
     assert "[web]" not in default_ini_text() and "base_url" not in default_ini_text()
     (tmp_path / "pbm.ini").write_text("[web]\nbase_url = https://games.example.org/\n")
-    with pytest.raises(ConfigError, match=r"\[web\] base_url is no longer a setting of pbm.ini"
-                                          r" .*delete the \[web\] section"):
+    with pytest.raises(
+        ConfigError,
+        match=r"\[web\] base_url is no longer a setting of pbm.ini"
+        r" .*delete the \[web\] section",
+    ):
         Config.load(tmp_path)
     result = CliRunner().invoke(cli, ["--home", str(tmp_path), "check"])
     assert result.exit_code == 1
@@ -39,8 +41,9 @@ def test_web_base_url_is_gone_and_an_old_ini_naming_it_is_told_how_to_cure_it(tm
 
 def test_an_ini_written_by_an_older_pbm_init_still_loads(tmp_path):
     """Older `pbm init`s wrote `[web]` with `# base_url =` under it: that sets nothing."""
-    (tmp_path / "pbm.ini").write_text("# pbm configuration\n\n[limits]\n# commands_per_hour = 60"
-                                      "\n\n[web]\n# base_url = \n")
+    (tmp_path / "pbm.ini").write_text(
+        "# pbm configuration\n\n[limits]\n# commands_per_hour = 60\n\n[web]\n# base_url = \n"
+    )
     assert Config.load(tmp_path).number("limits.commands_per_hour") == 60
 
 
@@ -62,20 +65,21 @@ def test_a_first_mail_into_a_new_home_from_a_file(tmp_path):
     message.write_bytes(FIRST_MAIL)
     result = runner.invoke(cli, ["--home", str(home), "receive", str(message)])
     assert result.exit_code == 0, result.output
-    assert result.output.startswith(
-        "To: alice@example.org\n"
-        "Subject: Account alice created\n"
-        "\n"
-    )
+    assert result.output.startswith("To: alice@example.org\nSubject: Account alice created\n\n")
     assert "pear99" not in result.output
     # The same path as the pipe: the mail is in the Maildir, and the same mail again is
     # recognised as handled.
     assert len(list((home / "outbox" / "new").iterdir())) == 1
     again = runner.invoke(cli, ["--home", str(home), "receive", str(message)])
     assert again.output == "Already handled: a mail with this Message-ID was answered before.\n"
-    bounce = runner.invoke(cli, ["--home", str(home), "receive", "--sender", "", "-"],
-                           input=FIRST_MAIL.replace(b"<first@", b"<second@"))
-    assert bounce.exit_code == 0 and bounce.output.startswith("Dropped unanswered (a loop, a bounce")
+    bounce = runner.invoke(
+        cli,
+        ["--home", str(home), "receive", "--sender", "", "-"],
+        input=FIRST_MAIL.replace(b"<first@", b"<second@"),
+    )
+    assert bounce.exit_code == 0 and bounce.output.startswith(
+        "Dropped unanswered (a loop, a bounce"
+    )
 
 
 def test_receive_leaves_the_mail_waiting_when_the_home_is_not_ready(tmp_path):

@@ -75,18 +75,30 @@ fillers = st.lists(
 ).map(" ".join)
 
 
-@settings(max_examples=8 * STRESS_FACTOR, deadline=None,
-          suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(password=passwords, before=fillers, after=fillers, swapped=st.booleans(),
-       command=st.sampled_from(["move", "chat", "queue"]))
+@settings(
+    max_examples=8 * STRESS_FACTOR,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
+@given(
+    password=passwords,
+    before=fillers,
+    after=fillers,
+    swapped=st.booleans(),
+    command=st.sampled_from(["move", "chat", "queue"]),
+)
 def test_generated_pastes_never_reach_a_mail_or_the_database(
-        tmp_path_factory, password, before, after, swapped, command):
+    tmp_path_factory, password, before, after, swapped, command
+):
     harness = Harness(tmp_path_factory.mktemp("home"))
     harness.ok(f"signup alice {password} alice@example.org")
     harness.signup("bob")
     harness.ok("knightpanic challenge alice bob")
-    words = {"move": "move 101 {} {} c1-e5", "chat": "chat 101 {} {}",
-             "queue": "queue 101 {} {} c1-e5"}[command]
+    words = {
+        "move": "move 101 {} {} c1-e5",
+        "chat": "chat 101 {} {}",
+        "queue": "queue 101 {} {} c1-e5",
+    }[command]
     pair = ("alice", password) if not swapped else (password, "alice")
     text = "knightpanic " + words.format(*pair)
     body = f"{before}{text}{after}\n{password}\n{before}{password.lower()}"

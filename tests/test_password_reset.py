@@ -119,7 +119,8 @@ def test_reset_mails_and_requests_are_capped(harness):
     for _ in range(2):
         harness.ok("forgot bob", sender="a@example.net")
     assert "Too many password reset requests from a@example.net today" in harness.refused(
-        "forgot carol", sender="a@example.net")
+        "forgot carol", sender="a@example.net"
+    )
 
 
 def test_a_reset_by_mail_masks_the_code_in_the_quoted_error(harness):

@@ -56,7 +56,9 @@ def test_a_queued_guard_is_checked_when_played(game):
 
 def test_queue_cancel_and_refusals(game):
     assert "You have no queued move" in game.refused("knightpanic queue 101 bob secret cancel")
-    assert "Only moves and pass can be queued" in game.refused("knightpanic queue 101 bob secret swap")
+    assert "Only moves and pass can be queued" in game.refused(
+        "knightpanic queue 101 bob secret swap"
+    )
     game.ok("knightpanic queue 101 bob secret g7-e3")
     game.ok("knightpanic queue 101 bob secret a7-c3")
     game.new_mails()
@@ -71,7 +73,8 @@ def test_a_move_that_can_never_be_played_is_refused_when_queued(game):
     message = game.refused("knightpanic queue 101 bob secret a7-a5")
     assert message.startswith(
         'Move "a7-a5" cannot be queued: it is illegal whatever is played before your turn '
-        '(Invalid move "a7-a5": a knight moves')
+        '(Invalid move "a7-a5": a knight moves'
+    )
     assert "You have the following move queued" not in message
     # A move legal after some of alice's answers, but not all, is queued.
     game.ok("knightpanic queue 101 bob secret g7-c5")
@@ -105,7 +108,8 @@ def test_resigning_out_of_turn_is_queued_and_cancelled_only_by_queue_cancel(game
     game.ok("knightpanic queue 101 bob secret cancel", sender="bob@example.org")
     assert "resignation is queued" not in body_of(game.new_mails()[0])
     assert "You have no queued move or resignation" in game.refused(
-        "knightpanic queue 101 bob secret cancel")
+        "knightpanic queue 101 bob secret cancel"
+    )
     game.ok("knightpanic resign 101 bob secret", sender="bob@example.org")
     game.new_mails()
     game.ok("knightpanic move 101 alice secret a1-c5")

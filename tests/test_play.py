@@ -33,7 +33,10 @@ def test_challenge_sends_a_spectator_copy_to_an_outside_sender(harness):
     harness.ok("knightpanic challenge alice bob -size=5", sender="referee@example.org")
     mails = harness.new_mails()
     assert sorted(m["To"] for m in mails) == [
-        "alice@example.org", "bob@example.org", "referee@example.org"]
+        "alice@example.org",
+        "bob@example.org",
+        "referee@example.org",
+    ]
     copy = next(m for m in mails if m["To"] == "referee@example.org")
     assert "Options: -size=5" in body_of(copy)
     assert copy["Auto-Submitted"] == "auto-replied"
@@ -195,7 +198,10 @@ def test_a_resigned_player_watches_a_three_player_game(harness):
     harness.ok("tally move 101 carol secret 2")
     mails = harness.new_mails()
     assert sorted(m["To"] for m in mails) == [
-        "alice@example.org", "bob@example.org", "carol@example.org"]
+        "alice@example.org",
+        "bob@example.org",
+        "carol@example.org",
+    ]
     for mail in mails:
         assert mail["Subject"] == "Tally Board 101: alice vs bob vs carol"
         body = body_of(mail)
@@ -210,8 +216,7 @@ def test_a_resigned_player_watches_a_three_player_game(harness):
 def test_swap_takes_over_the_first_side(harness):
     harness.signup("alice", "bob")
     harness.ok("tally challenge alice bob")
-    assert "You can only swap after move number 1" in harness.refused(
-        "tally swap 101 alice secret")
+    assert "You can only swap after move number 1" in harness.refused("tally swap 101 alice secret")
     harness.ok("tally move 101 alice secret 2")
     harness.new_mails()
     harness.ok("tally swap 101 bob secret #2")
@@ -279,13 +284,17 @@ def test_time_is_charged_to_the_seat_that_moves(harness, clock):
 def test_server_options_are_checked(harness):
     harness.signup("alice", "bob")
     assert "--nagtime must be between 1 and 365 days" in harness.refused(
-        "knightpanic challenge alice bob --nagtime=0")
+        "knightpanic challenge alice bob --nagtime=0"
+    )
     assert "--forfeittime must be between --nagtime and 365 days" in harness.refused(
-        "knightpanic challenge alice bob --nagtime=10 --forfeittime=5")
+        "knightpanic challenge alice bob --nagtime=10 --forfeittime=5"
+    )
     assert "--totaltime must be between 0 and 3650 days" in harness.refused(
-        "knightpanic challenge alice bob --totaltime=5000")
+        "knightpanic challenge alice bob --totaltime=5000"
+    )
     assert 'Unknown server option "--colour"' in harness.refused(
-        "knightpanic challenge alice bob --colour=red")
+        "knightpanic challenge alice bob --colour=red"
+    )
     harness.ok("knightpanic challenge alice bob --nagtime=3 --forfeittime=9")
     text = harness.ok("knightpanic show 101", sender=None).printed[0].body
     assert "Nag time........ 3 days" in text and "Forfeit time.... 9 days" in text
@@ -293,7 +302,8 @@ def test_server_options_are_checked(harness):
 
 def test_options_only_where_accepted(game):
     assert "The move command takes no options" in game.refused(
-        "knightpanic move 101 alice secret c1-e5 -size=5")
+        "knightpanic move 101 alice secret c1-e5 -size=5"
+    )
 
 
 def test_comment_is_replaced_and_cleared(game):
@@ -307,9 +317,11 @@ def test_comment_is_replaced_and_cleared(game):
 @pytest.mark.parametrize("guard", ["²", "٣", "1e3"])
 def test_guards_take_ascii_digits_only(game, guard):
     assert f'Invalid move number "{guard}" specified' in game.refused(
-        f"knightpanic move 101 alice secret c1-e5#{guard}")
+        f"knightpanic move 101 alice secret c1-e5#{guard}"
+    )
     assert f'Invalid move number "{guard}" specified' in game.refused(
-        f"knightpanic queue 101 bob secret a7-c3#{guard}")
+        f"knightpanic queue 101 bob secret a7-c3#{guard}"
+    )
     game.ok("knightpanic move 101 alice secret c1-e5")
 
 
@@ -321,13 +333,16 @@ def test_board_numbers_too_large_for_the_database_are_not_found(game):
 
 def test_a_long_move_is_refused(game):
     assert "A move is at most 64 characters long" in game.refused(
-        "knightpanic move 101 alice secret " + "a1-c5" * 14)
+        "knightpanic move 101 alice secret " + "a1-c5" * 14
+    )
 
 
 def test_server_options_need_values_that_fit_together(harness):
     harness.signup("alice", "bob")
     assert "--nagtime must be between 1 and 365 days" in harness.refused(
-        "knightpanic challenge alice bob --nagtime")
+        "knightpanic challenge alice bob --nagtime"
+    )
     assert "--forfeittime must be between --nagtime and 365 days (the default is 21)" in (
-        harness.refused("knightpanic challenge alice bob --nagtime=30"))
+        harness.refused("knightpanic challenge alice bob --nagtime=30")
+    )
     harness.ok("knightpanic challenge alice bob --nagtime=30 --forfeittime=40")

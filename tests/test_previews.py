@@ -55,7 +55,8 @@ def test_preview_new_with_options_and_players(harness):
     assert "is played by 2 players" in harness.refused("knightpanic preview new 3")
     assert "size must be from 4 to 7" in harness.refused("knightpanic preview new -size=9")
     assert "The preview command takes options only with new" in harness.refused(
-        "knightpanic preview 101 -size=5")
+        "knightpanic preview 101 -size=5"
+    )
 
 
 def test_replay_counts_back_and_adds_moves(game):
@@ -110,11 +111,14 @@ def test_swap_can_be_previewed(harness):
     body = body_of(only_reply(harness, "lox preview new a1 swap"))
     assert "It is player1's turn.\n\n   1 Red (player1): a1\n   2 Blue (player2): swap\n" in body
     assert "Move 3 (swap) is illegal: The board has just been swapped. Please make a move" in (
-        harness.refused("lox preview new a1 swap swap"))
+        harness.refused("lox preview new a1 swap swap")
+    )
     assert "Move 1 (swap) is illegal: You can only swap after move number 1" in (
-        harness.refused("lox preview new swap"))
+        harness.refused("lox preview new swap")
+    )
     assert "Move 2 (swap) is illegal: KnightPanic does not support swapping" in (
-        harness.refused("knightpanic preview new c1-e5 swap"))
+        harness.refused("knightpanic preview new c1-e5 swap")
+    )
 
 
 def test_a_preview_plays_the_forced_pass_of_a_stuck_player(harness):

@@ -131,7 +131,9 @@ def test_history_lists_rated_games(league):
     assert lines[3].endswith("    103  TIE             1  carol alice")
     assert lines[1][:4].isdigit() and len(lines[1].split("  ")[0]) == len("2026-01-01 12:00")
     only_carol = league.ok("knightpanic history carol", sender=None).printed[0].body
-    assert [line for line in only_carol.split("\n")[2:] if line][1].endswith("    103  TIE          1  carol alice")
+    assert [line for line in only_carol.split("\n")[2:] if line][1].endswith(
+        "    103  TIE          1  carol alice"
+    )
 
 
 def test_rebuild_reproduces_the_ratings(league):
@@ -171,17 +173,32 @@ def test_rebuild_equals_incremental_ratings(tmp_path_factory, results):
             store.users.create(userid, "x", [f"{userid}@x.org"], "2026-01-01T00:00:00Z")
         for number, (players, winner) in enumerate(results, start=101):
             board_id = store.boards.create(
-                game="tally", number=number, options={}, seed=1, nag_days=7, forfeit_days=21,
-                total_days=0, created_at="2026-01-01T00:00:00Z", userids=players, rated=True)
+                game="tally",
+                number=number,
+                options={},
+                seed=1,
+                nag_days=7,
+                forfeit_days=21,
+                total_days=0,
+                created_at="2026-01-01T00:00:00Z",
+                userids=players,
+                rated=True,
+            )
             if winner == "tie":
                 scores = [0.5] * len(players)
             else:
                 index = {"first": 0, "second": 1, "last": len(players) - 1}[winner]
                 scores = [1.0 if i == index else 0.0 for i in range(len(players))]
             seats = list(zip(players, scores))
-            result_id = store.ratings.add_result(game="tally", board_id=board_id,
-                                         finished_at="2026-01-02T00:00:00Z", rated=True,
-                                         points=1, reason="", scores=seats)
+            result_id = store.ratings.add_result(
+                game="tally",
+                board_id=board_id,
+                finished_at="2026-01-02T00:00:00Z",
+                rated=True,
+                points=1,
+                reason="",
+                scores=seats,
+            )
             apply_result(store, result_id, "tally", seats)
         incremental = store._rows("SELECT * FROM ratings ORDER BY userid")
         changes = store._rows("SELECT * FROM rating_changes ORDER BY result_id, userid")

@@ -77,8 +77,15 @@ def test_a_whole_game_played_by_replies_only(players, game_name, options):
         legal = list(game.legal_moves(position.state, seat)) or [game.forced_move(position.state)]
         move = rng.choice(sorted(legal))
         original = latest_reply_to(harness, address[userid])
-        result = send_reply(harness, original, address[userid], move, STYLES[ply % len(STYLES)],
-                            comment=f"my move {ply}", how=("envelope", "header")[ply % 2])
+        result = send_reply(
+            harness,
+            original,
+            address[userid],
+            move,
+            STYLES[ply % len(STYLES)],
+            comment=f"my move {ply}",
+            how=("envelope", "header")[ply % 2],
+        )
         assert result.ok, harness.last_error_text(result)
         after, _, _ = board_state(harness, game_name, 101)
         assert after.move_number == position.move_number + 1
@@ -182,8 +189,14 @@ def test_votes_confirm_queue_and_chat_by_reply(players):
     result = send_reply(harness, latest_reply_to(harness, ALICE), ALICE, "queue c5-a1", "html")
     assert result.ok, harness.last_error_text(result)
     assert "You have the following move queued: c5-a1" in harness.mails(ALICE)[-1].get_content()
-    result = send_reply(harness, latest_reply_to(harness, BOB), BOB, "chat Nice opening", "outlook",
-                        comment="Really.")
+    result = send_reply(
+        harness,
+        latest_reply_to(harness, BOB),
+        BOB,
+        "chat Nice opening",
+        "outlook",
+        comment="Really.",
+    )
     assert result.ok, harness.last_error_text(result)
     chat = harness.mails(ALICE)[-1]
     assert "Nice opening\nReally." in chat.get_content()
@@ -211,7 +224,9 @@ def test_the_pipe_reads_the_token_from_original_recipient(project_env, tmp_path)
     runner = CliRunner()
     assert runner.invoke(cli, ["--home", str(home), "init"]).exit_code == 0
     for userid in ("alice", "bob"):
-        runner.invoke(cli, ["--home", str(home), "signup", userid, "secret", f"{userid}@example.org"])
+        runner.invoke(
+            cli, ["--home", str(home), "signup", userid, "secret", f"{userid}@example.org"]
+        )
     runner.invoke(cli, ["--home", str(home), "knightpanic", "challenge", "alice", "bob"])
     newest = sorted((home / "outbox" / "new").iterdir())
     mails = [email.message_from_bytes(p.read_bytes(), policy=email.policy.default) for p in newest]
@@ -229,9 +244,17 @@ def test_a_recipient_names_a_token_only_in_exactly_our_form(harness):
     token = "a" * 32
     assert token_of_recipient(config, f"pbm+{token}@localhost") == token
     assert token_of_recipient(config, f"<PBM+{token.upper()}@LOCALHOST>") == token
-    for other in (f"pbm+{token}@elsewhere", f"xpbm+{token}@localhost", f"pbm+{token}1@localhost",
-                  f"pbm+{token[:-1]}@localhost", "pbm@localhost", f"pbm+{token}+x@localhost",
-                  f"pbm+{'1' * 32}@localhost", None, ""):
+    for other in (
+        f"pbm+{token}@elsewhere",
+        f"xpbm+{token}@localhost",
+        f"pbm+{token}1@localhost",
+        f"pbm+{token[:-1]}@localhost",
+        "pbm@localhost",
+        f"pbm+{token}+x@localhost",
+        f"pbm+{'1' * 32}@localhost",
+        None,
+        "",
+    ):
         assert token_of_recipient(config, other) is None
 
 
@@ -251,8 +274,11 @@ def test_every_board_mail_says_what_to_do_next(players):
     to_bob = latest_reply_to(harness, BOB).get_content()
     assert "You are White." in to_alice and "Please start the game alice." in to_alice
     assert "You are Black." in to_bob and "Reply with" not in to_bob
-    example = re.search(r"Reply with your move, e\.g\. `([^`]+)`,\n"
-                        r"or send `knightpanic move 101 alice <password> \1#1`\.", to_alice)
+    example = re.search(
+        r"Reply with your move, e\.g\. `([^`]+)`,\n"
+        r"or send `knightpanic move 101 alice <password> \1#1`\.",
+        to_alice,
+    )
     assert example, to_alice
     assert "secret" not in to_alice
     # The example in the mail is a move that a reply of just that word plays.

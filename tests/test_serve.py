@@ -26,11 +26,16 @@ def service(project_env, tmp_path):
     assert runner.invoke(cli, ["--home", str(home), "init"]).exit_code == 0
     (home / "pbm.ini").write_text(GENEROUS_LIMITS + "[limits]\nmax_message_bytes = 50000\n")
     for userid in ("alice", "bob"):
-        runner.invoke(cli, ["--home", str(home), "signup", userid, "secret", f"{userid}@example.org"])
+        runner.invoke(
+            cli, ["--home", str(home), "signup", userid, "secret", f"{userid}@example.org"]
+        )
     port = free_port()
     process = subprocess.Popen(
         [str(PBM), "--home", str(home), "serve", "--port", str(port)],
-        env=project_env, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        env=project_env,
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
     )
     line = process.stdout.readline().decode()
     assert "listening on 127.0.0.1" in line, process.stderr.read().decode()
@@ -50,8 +55,10 @@ def command(subject, sender="alice@example.org", to="pbm@localhost", body="hello
 
 def outbox(home):
     folder = home / "outbox" / "new"
-    return [email.message_from_bytes(p.read_bytes(), policy=email.policy.default)
-            for p in sorted(folder.iterdir())]
+    return [
+        email.message_from_bytes(p.read_bytes(), policy=email.policy.default)
+        for p in sorted(folder.iterdir())
+    ]
 
 
 def test_moves_over_smtp_are_answered(service):
@@ -62,8 +69,12 @@ def test_moves_over_smtp_are_answered(service):
         client.send_message(command("knightpanic move 101 alice secret c1-e5", body="over SMTP"))
     mails = outbox(home)[before:]
     subjects = sorted(m["Subject"] for m in mails)
-    assert subjects == ["KnightPanic Board 101: alice vs bob", "KnightPanic Board 101: alice vs bob",
-                        "KnightPanic Board 101: alice vs bob", "KnightPanic Board 101: alice vs bob"]
+    assert subjects == [
+        "KnightPanic Board 101: alice vs bob",
+        "KnightPanic Board 101: alice vs bob",
+        "KnightPanic Board 101: alice vs bob",
+        "KnightPanic Board 101: alice vs bob",
+    ]
     assert "alice writes:\nover SMTP" in mails[-1].get_content()
 
 
@@ -105,6 +116,9 @@ def test_too_large_is_refused_with_552(service):
 def test_serve_refuses_to_start_without_a_database(project_env, tmp_path):
     result = subprocess.run(
         [str(PBM), "--home", str(tmp_path / "none"), "serve", "--port", str(free_port())],
-        env=project_env, cwd=ROOT, capture_output=True, timeout=30,
+        env=project_env,
+        cwd=ROOT,
+        capture_output=True,
+        timeout=30,
     )
     assert result.returncode != 0 and b"pbm init" in result.stderr

@@ -30,9 +30,13 @@ def start(project_env, home, ini=""):
     assert CliRunner().invoke(cli, ["--home", str(home), "init"]).exit_code == 0
     (home / "pbm.ini").write_text(GENEROUS_LIMITS + ini)
     port = free_port()
-    process = subprocess.Popen([str(PBM), "--home", str(home), "serve", "--port", str(port)],
-                               env=project_env, cwd=ROOT, stdout=subprocess.PIPE,
-                               stderr=subprocess.DEVNULL)
+    process = subprocess.Popen(
+        [str(PBM), "--home", str(home), "serve", "--port", str(port)],
+        env=project_env,
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    )
     assert b"listening" in process.stdout.readline()
     return process, port
 
@@ -103,8 +107,10 @@ def peak_rss_kb(pid) -> int:
 def big_message(number: int) -> bytes:
     line = b"x" * 74 + b"\r\n"
     body = line * (MESSAGE_BYTES // len(line))
-    return (b"From: player%d@example.org\r\nTo: pbm@localhost\r\nSubject: help\r\n"
-            b"Message-ID: <load-%d@test>\r\n\r\n" % (number, number) + body)
+    return (
+        b"From: player%d@example.org\r\nTo: pbm@localhost\r\nSubject: help\r\n"
+        b"Message-ID: <load-%d@test>\r\n\r\n" % (number, number) + body
+    )
 
 
 def test_many_clients_sending_1_mb_each_are_all_answered_in_bounded_memory(project_env, tmp_path):
@@ -142,12 +148,17 @@ def test_many_clients_sending_1_mb_each_are_all_answered_in_bounded_memory(proje
     peak = peak_rss_kb(process.pid)
     stop(process)
     assert errors == []
-    answered = {p.read_bytes().split(b"\nTo: ")[1].split(b"\n")[0] for p in (home / "outbox" / "new").iterdir()}
+    answered = {
+        p.read_bytes().split(b"\nTo: ")[1].split(b"\n")[0]
+        for p in (home / "outbox" / "new").iterdir()
+    }
     assert len(answered) == CLIENTS
     sessions = 32  # the default [listen] max_sessions
     # Memory: each session holds at most its message a few times over (read buffer, joined
     # content, parse); the bound is generous, the figure below is what to look at.
     assert peak - baseline < sessions * 4 * MESSAGE_BYTES // 1024 + 200_000, (peak, baseline)
-    print(f"\nserve load: {CLIENTS} clients x {MESSAGE_BYTES} bytes, max_sessions {sessions}: "
-          f"all answered in {elapsed:.1f} s, {refusals[0]} connections refused with 421 and "
-          f"retried, peak RSS {peak // 1024} MB (idle {baseline // 1024} MB)")
+    print(
+        f"\nserve load: {CLIENTS} clients x {MESSAGE_BYTES} bytes, max_sessions {sessions}: "
+        f"all answered in {elapsed:.1f} s, {refusals[0]} connections refused with 421 and "
+        f"retried, peak RSS {peak // 1024} MB (idle {baseline // 1024} MB)"
+    )

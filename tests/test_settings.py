@@ -37,7 +37,8 @@ def test_limit_counts_active_boards(harness):
     harness.ok("knightpanic limit bob secret 0")
     assert harness.new_mails()[-1]["Subject"] == "KnightPanic challenges now rejected"
     assert "Limit must be a number from 0 to 999" in harness.refused(
-        "knightpanic limit bob secret 1000")
+        "knightpanic limit bob secret 1000"
+    )
 
 
 def test_seek_is_counted_down_by_new_boards(harness):

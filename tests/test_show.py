@@ -37,7 +37,10 @@ def test_show_one_board_in_full(boards):
 
 def test_show_board_word_is_ignored_and_several_boards(boards):
     result, mails = shown(boards, "knightpanic show board 101 102")
-    assert [m["Subject"] for m in mails] == ["KnightPanic Board 101: alice vs bob", "KnightPanic Board 102: bob vs carol"]
+    assert [m["Subject"] for m in mails] == [
+        "KnightPanic Board 101: alice vs bob",
+        "KnightPanic Board 102: bob vs carol",
+    ]
 
 
 def test_show_an_earlier_position(boards):
@@ -90,7 +93,10 @@ def test_show_by_user_with_selectors(boards, selection, expected):
         ("knightpanic show", "This would generate too much mail -- please refine request"),
         ("knightpanic show 101 alice", "Give either board numbers or userids, not both"),
         ("knightpanic show alice 101", "Give either board numbers or userids, not both"),
-        ("knightpanic show alice active next", "Use only one of active, inactive, archived or next"),
+        (
+            "knightpanic show alice active next",
+            "Use only one of active, inactive, archived or next",
+        ),
         ("knightpanic show next", "The next selector needs at least one userid"),
         ("knightpanic show alcie", 'No such user "alcie". Did you mean "alice"?'),
         ("knightpanic games zed", 'No such user "zed"'),
@@ -132,7 +138,8 @@ def test_list_of_games_and_list_of_a_game(boards):
     _, mails = shown(boards, "list KNIGHTPANIC")
     assert [m["Subject"] for m in mails] == ["List of KnightPanic games"]
     assert 'Unknown game "knightpanik". Did you mean "knightpanic"?' in boards.refused(
-        "list knightpanik")
+        "list knightpanik"
+    )
 
 
 def test_help_topics(harness):
@@ -156,7 +163,8 @@ def test_help_topics(harness):
 
 def test_help_unknown_subject(harness):
     assert 'No help available for "tutorail". Did you mean "tutorial"?' in harness.refused(
-        "help tutorail")
+        "help tutorail"
+    )
 
 
 def test_every_mail_line_fits_76_columns(boards):

@@ -35,8 +35,11 @@ def test_a_healthy_server_exits_zero_and_json_gives_the_same(harness, clock):
     assert code == 0
     figures = json.loads(output)
     assert figures["ok"] is True and figures["problems"] == []
-    assert figures["activity"] == {"boards_active": 1, "boards_moved_30d": 1,
-                                   "players_moved_30d": 1}
+    assert figures["activity"] == {
+        "boards_active": 1,
+        "boards_moved_30d": 1,
+        "players_moved_30d": 1,
+    }
     assert figures["cleanup"]["hours_ago"] == 2
     assert figures["database"]["bytes"] > 0
     assert figures["pending_migrations"] == []
@@ -50,12 +53,14 @@ def test_thresholds_are_read_from_pbm_ini(harness, clock):
     try:
         with store.write():
             store.conn.execute("UPDATE outbox SET status = 'pending', sent_at = NULL")
-            store.conn.execute("UPDATE outbox SET status = 'failed' WHERE id = "
-                               "(SELECT min(id) FROM outbox)")
+            store.conn.execute(
+                "UPDATE outbox SET status = 'failed' WHERE id = (SELECT min(id) FROM outbox)"
+            )
     finally:
         store.close()
-    harness.configure("[status]\nmax_queued = 0\nmax_mail_age_minutes = 30\n"
-                      "max_cleanup_age_hours = 1\n")
+    harness.configure(
+        "[status]\nmax_queued = 0\nmax_mail_age_minutes = 30\nmax_cleanup_age_hours = 1\n"
+    )
     clock("2026-03-01T12:00:00")
     code, output = status(harness, "--json")
     assert code == 1

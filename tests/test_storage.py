@@ -36,7 +36,10 @@ def test_every_snapshot_equals_a_replay_of_the_log(harness):
     for row in store.boards.all():
         game = games[row.game]
         position = replay(
-            game, json.loads(row.options), store.boards.seat_userids(row.id), row.seed,
+            game,
+            json.loads(row.options),
+            store.boards.seat_userids(row.id),
+            row.seed,
             store.boards.plies(row.id),
         )
         assert row.snapshot_ply == position.plies_made
@@ -58,7 +61,10 @@ def test_rows_are_immutable_records_and_a_column_added_later_is_not_seen(harness
     plies = store.boards.plies(board.id)
     assert all(isinstance(p, PlyRecord) for p in plies)
     assert [(p.ply, p.userid, p.text) for p in plies] == [
-        (1, "alice", "c1-a5"), (2, "bob", "a7-c3"), (3, "alice", "g1-e5")]
+        (1, "alice", "c1-a5"),
+        (2, "bob", "a7-c3"),
+        (3, "alice", "g1-e5"),
+    ]
     assert isinstance(store.users.get("alice"), UserRecord)
     harness.ok("knightpanic move 101 bob secret c7-e3")
 
@@ -67,7 +73,9 @@ def test_a_dropped_or_stale_snapshot_changes_nothing(harness):
     play_some_boards(harness)
     before = harness.ok("knightpanic show 101", sender=None).printed[0].body
     store = Store.open(harness.home / "pbm.db")
-    store.conn.execute("UPDATE boards SET snapshot_ply = 1 WHERE number = 101 AND game = 'knightpanic'")
+    store.conn.execute(
+        "UPDATE boards SET snapshot_ply = 1 WHERE number = 101 AND game = 'knightpanic'"
+    )
     assert harness.ok("knightpanic show 101", sender=None).printed[0].body == before
     store.conn.execute("UPDATE boards SET snapshot_ply = NULL, snapshot_state = NULL")
     assert harness.ok("knightpanic show 101", sender=None).printed[0].body == before
@@ -89,8 +97,10 @@ def test_a_refused_command_leaves_no_trace_but_its_answer(harness):
     store = Store.open(harness.home / "pbm.db")
 
     def counts():
-        return {t: store.conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0]
-                for t in ("boards", "moves", "users", "seats")}
+        return {
+            t: store.conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0]
+            for t in ("boards", "moves", "users", "seats")
+        }
 
     before = counts()
     harness.refused("knightpanic move 101 alice secret c1-c3")

@@ -13,8 +13,9 @@ def play_by_mail(harness):
     """A short KnightVision game with a swap, every command a real mail; the Message-IDs."""
     harness.signup("alice", "bob")
     sent = []
-    raw = command_mail(ALICE, "knightvision challenge alice bob -size=9",
-                       message_id="<challenge@client.example>")
+    raw = command_mail(
+        ALICE, "knightvision challenge alice bob -size=9", message_id="<challenge@client.example>"
+    )
     assert harness.deliver(raw).result.ok
     sent.append("<challenge@client.example>")
     for ply, (userid, move) in enumerate(MOVES, start=1):

@@ -68,7 +68,9 @@ def refusal(state, text, seat=None):
 def test_options_default_to_base_6():
     assert game.parse_options({}, 2) == {"size": 6}
     assert [game.parse_options({"size": str(n)}, 2) for n in (5, 6, 7)] == [
-        {"size": 5}, {"size": 6}, {"size": 7}
+        {"size": 5},
+        {"size": 6},
+        {"size": 7},
     ]
 
 
@@ -79,8 +81,11 @@ def test_options_default_to_base_6():
         ({"size": "4"}, 'Invalid Uknight parameter "-size=4": size must be 5, 6 or 7'),
         ({"size": "six"}, 'Invalid Uknight parameter "-size=six": size must be 5, 6 or 7'),
         ({"size": True}, 'Invalid Uknight parameter "-size": size must be 5, 6 or 7'),
-        ({"base": "5"}, 'Invalid Uknight parameter "-base=5": unknown option; the only '
-                        "option is -size=N (5, 6 or 7, default 6)"),
+        (
+            {"base": "5"},
+            'Invalid Uknight parameter "-base=5": unknown option; the only '
+            "option is -size=N (5, 6 or 7, default 6)",
+        ),
     ],
 )
 def test_bad_options_are_refused(raw, message):
@@ -170,10 +175,11 @@ def test_uk1_knight_cells(size):
         assert knights("E5") == "B3 B4 C2 C6 D2 D7 F3 F8 G4 G8 H6 H7".split()
         assert board.parse("I5") in board.corners
         assert board.parse("F2") in board
-        assert 'line F holds F2 to F9' in refusal(start(5), "F1")
+        assert "line F holds F2 to F9" in refusal(start(5), "F1")
 
 
 # -- UK-2: automatic axe --------------------------------------------------------------------
+
 
 def test_uk2_a_placement_a_knights_move_from_three_stones_gets_an_axe():
     state = setup(w="B3 C2 G4", b="I9")
@@ -195,6 +201,7 @@ def test_a_double_counts_as_one_stone_towards_an_axe():
 
 
 # -- UK-5: removal --------------------------------------------------------------------------
+
 
 def test_uk5_removal_of_the_corner_stone_wins():
     state = setup(w="A1 I9", b="D2 D3 C4 B4")
@@ -241,9 +248,11 @@ def test_uk6_swap_hands_white_and_its_stone_to_player_2(board_101):
     harness = board_101
     assert "The first turn must be a placement" in harness.refused("uknight pass 101 alice secret")
     assert "the first turn must be a placement" in harness.refused(
-        "uknight move 101 alice secret rem")
+        "uknight move 101 alice secret rem"
+    )
     assert "You can only swap after move number 1" in harness.refused(
-        "uknight swap 101 alice secret")
+        "uknight swap 101 alice secret"
+    )
     harness.ok("uknight move 101 alice secret e3")
     harness.new_mails()
     harness.ok("uknight swap 101 bob secret #2")
@@ -255,8 +264,7 @@ def test_uk6_swap_hands_white_and_its_stone_to_player_2(board_101):
     assert "Last move: White E3 (placed E3)" in body
     assert "The board has just been swapped" in harness.refused("uknight swap 101 alice secret")
     harness.ok("uknight move 101 alice secret C3")  # a knight's move from Black's D1
-    assert "You can only swap after move number 1" in harness.refused(
-        "uknight swap 101 bob secret")
+    assert "You can only swap after move number 1" in harness.refused("uknight swap 101 bob secret")
 
 
 def test_uk6_black_may_answer_with_a_normal_turn(board_101):
@@ -436,7 +444,13 @@ def test_removal_comes_before_the_action_and_the_action_sees_its_result():
     assert {"rem", "rem,C2", "rem,E5-A1", "C2", "E5-B2"} <= set(legal)
     assert "E5-A1" not in legal
     assert play(state, "rem,C2")["pieces"] == {
-        "E5": "W", "C2": "w", "B4": "b", "C4": "b", "D2": "b", "D3": "b", "I9": "b"
+        "E5": "W",
+        "C2": "w",
+        "B4": "b",
+        "C4": "b",
+        "D2": "b",
+        "D3": "b",
+        "I9": "b",
     }
 
 
@@ -580,8 +594,14 @@ def test_a_long_report_is_wrapped_to_the_line_width():
     board = HexHexBoard(5)
     state = setup(w="B2", b="I9")
     state["last"] = {
-        "seat": WHITE, "text": "rem,B2", "removed": board.names(board.cells[:40]),
-        "kind": "place", "cells": ["B2"], "axe": True, "taken": None, "phase_begins": False,
+        "seat": WHITE,
+        "text": "rem,B2",
+        "removed": board.names(board.cells[:40]),
+        "kind": "place",
+        "cells": ["B2"],
+        "axe": True,
+        "taken": None,
+        "phase_begins": False,
     }
     lines = game.report_lines(state)
     assert len(lines) > 1 and all(len(line) <= 76 for line in lines)
@@ -599,8 +619,17 @@ def test_a_full_base_7_board_fits_76_columns():
 
 def test_help_text_gives_rules_options_notation_and_examples():
     text = game.help_text()
-    for fragment in ("-size=N", "default 6", "rem,E5", "C3xF6", "H7-E5", "swap", "pass",
-                     "uknight challenge alice bob", "uknight move 101 alice secret"):
+    for fragment in (
+        "-size=N",
+        "default 6",
+        "rem,E5",
+        "C3xF6",
+        "H7-E5",
+        "swap",
+        "pass",
+        "uknight challenge alice bob",
+        "uknight move 101 alice secret",
+    ):
         assert fragment in text
     assert max(len(line) for line in text.split("\n")) <= 76
 
@@ -736,7 +765,8 @@ def reference_turns(state, seat):
         return {move for move in actions(pieces) if "-" not in move and "x" not in move}
     turns = actions(pieces)
     qualifying = {
-        c for c in cells
+        c
+        for c in cells
         if own(c, pieces)
         and not any(own(n, pieces) for n in cells if distance(c, n) == 1)
         and all(enemy(t, pieces) for t in cells if is_knight_move(c, t))
@@ -764,7 +794,8 @@ def reference_result(state, seat, move):
     parts = [] if move == "pass" else move.split(",")
     if parts and parts[0] == "rem":
         gone = [
-            c for c in pieces
+            c
+            for c in pieces
             if own(c)
             and not any(own(n) and distance(c, n) == 1 for n in pieces)
             and all(t in pieces and not own(t) for t in board.cells if is_knight_move(c, t))
@@ -886,8 +917,9 @@ def test_listing_the_legal_moves_takes_under_5_ms():
 def test_blanks_inside_a_mailed_move_are_ignored(harness):
     harness.signup("alice", "bob")
     harness.ok("uknight challenge alice bob -size=5")
-    first = next(iter(game.legal_moves(
-        game.initial_state(game.parse_options({"size": "5"}, 2), 2, 0), 0)))
+    first = next(
+        iter(game.legal_moves(game.initial_state(game.parse_options({"size": "5"}, 2), 2, 0), 0))
+    )
     spaced = " ".join(first)
     harness.ok(f"uknight move 101 alice secret {spaced}")
     shown = harness.ok("uknight show 101", sender=None).printed[0].body

@@ -1,6 +1,5 @@
 """A complete Uknight game played by mail through mail_handler.py: pie swap, a pass, a win."""
 
-
 from click.testing import CliRunner
 
 from pbm.cli import cli
@@ -32,22 +31,27 @@ def test_full_uknight_game_by_mail(project_env, tmp_path):
     assert "Options: -size=5" in body
     assert "Phase 1, axes 0 of 4 (White 0, Black 0)" in body
     # One text row per number line, labelled on both ends; letters above and below.
-    assert "\n".join([
-        " A B C D E F G H I",
-        "     9   . b . w .   9",
-        "    8   w . . . . b   8",
-        "   7   . . . . . . .   7",
-        "  6   b . . . . . . w   6",
-        " 5   . . . . . . . . .   5",
-        "  4   w . . . . . . b   4",
-        "   3   . . . . . . .   3",
-        "    2   b . . . . w   2",
-        "     1   . w . b .   1",
-        "          A B C D E F G H I",
-        "w b  White, Black stone",
-        "W B  White, Black double (a stone with an axe)",
-        "[ ]  the last move",
-    ]) in body
+    assert (
+        "\n".join(
+            [
+                " A B C D E F G H I",
+                "     9   . b . w .   9",
+                "    8   w . . . . b   8",
+                "   7   . . . . . . .   7",
+                "  6   b . . . . . . w   6",
+                " 5   . . . . . . . . .   5",
+                "  4   w . . . . . . b   4",
+                "   3   . . . . . . .   3",
+                "    2   b . . . . w   2",
+                "     1   . w . b .   1",
+                "          A B C D E F G H I",
+                "w b  White, Black stone",
+                "W B  White, Black double (a stone with an axe)",
+                "[ ]  the last move",
+            ]
+        )
+        in body
+    )
 
     move(env, "alice", "pass")
     [refusal] = inbox(home, seen)["alice@example.org"]

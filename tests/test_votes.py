@@ -25,8 +25,9 @@ def test_a_draw_by_agreement_ends_the_game_as_a_tie(game):
     assert sorted(m["To"] for m in mails) == ["alice@example.org", "bob@example.org"]
     body = body_of(mails[0])
     assert mails[0]["Subject"] == "KnightPanic Board 101: alice vs bob"
-    assert ("bob has proposed a draw. The following players still need to accept or reject "
-            "this: alice") in " ".join(body.split())
+    assert (
+        "bob has proposed a draw. The following players still need to accept or reject this: alice"
+    ) in " ".join(body.split())
     game.ok("knightpanic accept 101 alice secret")
     mails = game.new_mails()
     body = body_of(mails[0])
@@ -40,14 +41,16 @@ def test_a_draw_by_agreement_ends_the_game_as_a_tie(game):
 def test_votes_may_be_cast_out_of_turn_and_rejected(game):
     game.ok("knightpanic propose 101 bob secret")
     assert "A draw has already been proposed. Please accept or reject it." in game.refused(
-        "knightpanic undo 101 alice secret")
+        "knightpanic undo 101 alice secret"
+    )
     assert "You have already accepted" in game.refused("knightpanic accept 101 bob secret")
     game.new_mails()
     game.ok("knightpanic reject 101 alice secret")
     body = body_of(game.new_mails()[0])
     assert "alice has rejected the draw proposal." in body
     assert "Nothing has been proposed. Please move or propose a draw or undo." in game.refused(
-        "knightpanic move 101 alice secret accept")
+        "knightpanic move 101 alice secret accept"
+    )
 
 
 def test_a_new_ply_cancels_a_pending_vote(game):

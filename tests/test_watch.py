@@ -17,26 +17,36 @@ def test_chat_reaches_the_audience_and_the_sender(game):
     game.ok("knightpanic chat 101 carol secret", sender="carol@example.org", body="Go alice!")
     mails = game.new_mails()
     assert sorted(m["To"] for m in mails) == [
-        "alice@example.org", "bob@example.org", "carol@example.org"]
+        "alice@example.org",
+        "bob@example.org",
+        "carol@example.org",
+    ]
     for mail in mails:
         assert mail["Subject"] == "KnightPanic chat 101 carol"
         assert body_of(mail) == "Chat at KnightPanic Board 101\n\ncarol writes:\nGo alice!\n"
     text = game.ok("knightpanic show 101", sender=None).printed[0].body
     assert "Go alice!" not in text
     assert "Nothing to send: the message body is empty" in game.refused(
-        "knightpanic chat 101 carol secret")
+        "knightpanic chat 101 carol secret"
+    )
 
 
 def test_subscribe_to_a_board_and_back(game):
     game.ok("knightpanic subscribe 101 carol secret", sender="carol@example.org")
     mails = game.new_mails()
-    assert [m["Subject"] for m in mails] == ["KnightPanic Board 101: alice vs bob", "Subscription summary"]
+    assert [m["Subject"] for m in mails] == [
+        "KnightPanic Board 101: alice vs bob",
+        "Subscription summary",
+    ]
     assert body_of(mails[0]).startswith("Subscription Summary of KnightPanic Board 101")
     assert "Subscribed: 101" in body_of(mails[1])
     game.ok("knightpanic move 101 alice secret c1-e5")
     mails = game.new_mails()
     assert sorted(m["To"] for m in mails) == [
-        "alice@example.org", "bob@example.org", "carol@example.org"]
+        "alice@example.org",
+        "bob@example.org",
+        "carol@example.org",
+    ]
     assert "Subscribers: carol" in body_of(mails[0])
     game.ok("knightpanic unsub carol secret 101")
     assert "Unsubscribed: 101" in body_of(game.new_mails()[0])
@@ -52,7 +62,9 @@ def test_subscribe_refusals_per_board(game):
     game.ok("knightpanic sub alice secret 101 102 999")
     summary = body_of(game.new_mails()[-1])
     assert "Subscribed: none" in summary
-    assert "101 (you are playing), 102 (game has ended), 999 (not found)" in " ".join(summary.split())
+    assert "101 (you are playing), 102 (game has ended), 999 (not found)" in " ".join(
+        summary.split()
+    )
 
 
 def test_subscribe_all_covers_future_boards(game):
@@ -60,7 +72,8 @@ def test_subscribe_all_covers_future_boards(game):
     assert "Subscribed: 101" in body_of(game.new_mails()[-1])
     game.ok("knightpanic challenge alice carol")
     assert [m["Subject"] for m in game.new_mails("dave@example.org")] == [
-        "KnightPanic Board 102: alice vs carol"]
+        "KnightPanic Board 102: alice vs carol"
+    ]
     game.ok("knightpanic unsubscribe dave secret all")
     assert "Unsubscribed: 101 102" in body_of(game.new_mails()[-1])
     game.ok("knightpanic challenge alice carol")
@@ -102,7 +115,8 @@ def test_message_relays_privately(game):
 
 def test_broadcast_once_a_day_to_the_list(game, clock):
     assert "Broadcasts are not enabled on this server" in game.refused(
-        "broadcast alice secret", body="hi")
+        "broadcast alice secret", body="hi"
+    )
     game.configure("[broadcast]\naddress = players@lists.example\n")
     clock("2026-06-01T10:00:00")
     game.ok("broadcast alice secret", body="Tournament on Friday!")
@@ -112,7 +126,8 @@ def test_broadcast_once_a_day_to_the_list(game, clock):
     assert "Tournament on Friday!" in body_of(to_list[0])
     clock("2026-06-01T20:00:00")
     assert "Only one broadcast per day is allowed" in game.refused(
-        "broadcast alice secret", body="again")
+        "broadcast alice secret", body="again"
+    )
     clock("2026-06-02T10:30:00")
     game.ok("broadcast alice secret", body="again")
 

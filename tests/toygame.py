@@ -27,8 +27,13 @@ class Tally(BaseGame):
         return options
 
     def initial_state(self, options, players, seed):
-        return {"total": options["handicap"], "target": options["target"], "players": players,
-                "to_move": 0, "winner": None}
+        return {
+            "total": options["handicap"],
+            "target": options["target"],
+            "players": players,
+            "to_move": 0,
+            "winner": None,
+        }
 
     def to_move(self, state):
         return None if state["winner"] is not None else state["to_move"]
@@ -50,7 +55,11 @@ class Tally(BaseGame):
         return new
 
     def outcome(self, state):
-        return None if state["winner"] is None else Outcome((state["winner"],), reason="target reached")
+        return (
+            None
+            if state["winner"] is None
+            else Outcome((state["winner"],), reason="target reached")
+        )
 
     def can_pass(self, state, seat):
         return True

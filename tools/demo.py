@@ -22,7 +22,11 @@ PLAYERS = {"alice": "alice@example.org", "bob": "bob@example.org"}
 PASSWORDS = {"alice": "wonderland", "bob": "builder1"}
 # A game where White traps Black's g7 knight on the ninth move.
 MOVES = ["c1-a5", "a7-c3", "g1-e5", "c7-a3", "e5-a7", "a3-c7", "a5-c1", "c7-e3", "e1-c5"]
-COMMENTS = {0: "Good luck, Bob!", 7: "Your a7 knight looks lonely.", 8: "Trapped! Thanks for the game."}
+COMMENTS = {
+    0: "Good luck, Bob!",
+    7: "Your a7 knight looks lonely.",
+    8: "Trapped! Thanks for the game.",
+}
 
 
 def command_mail(userid: str, subject: str, body: str = "") -> bytes:
@@ -54,8 +58,10 @@ def script():
     reply."""
     commands = [(u, f"signup {u} {PASSWORDS[u]}", "") for u in PLAYERS]
     commands.append(("alice", "knightpanic challenge alice bob", "Fancy a game of Knight Panic?"))
-    replies = [("alice" if ply % 2 == 0 else "bob", move, COMMENTS.get(ply, ""))
-               for ply, move in enumerate(MOVES)]
+    replies = [
+        ("alice" if ply % 2 == 0 else "bob", move, COMMENTS.get(ply, ""))
+        for ply, move in enumerate(MOVES)
+    ]
     return commands, replies
 
 

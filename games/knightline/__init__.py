@@ -119,16 +119,23 @@ class KnightLine(BaseGame):
 
     options = (
         Number(
-            "stack", DEFAULT_STACK, "tiles per player,", low=STACK_SIZES[0],
-            high=STACK_SIZES[-1], unit="tiles", example=15,
+            "stack",
+            DEFAULT_STACK,
+            "tiles per player,",
+            low=STACK_SIZES[0],
+            high=STACK_SIZES[-1],
+            unit="tiles",
+            example=15,
         ),
         Flag(
-            "blocker", "promotion tile, variation 1: a grey tile on 0,0 blocks every line "
-            "through it", excludes="wildcard", why="there is one grey tile",
+            "blocker",
+            "promotion tile, variation 1: a grey tile on 0,0 blocks every line through it",
+            excludes="wildcard",
+            why="there is one grey tile",
         ),
         Flag(
-            "wildcard", "promotion tile, variation 2: the grey tile on 0,0 counts as a "
-            "stack of every player",
+            "wildcard",
+            "promotion tile, variation 2: the grey tile on 0,0 counts as a stack of every player",
         ),
     )
 
@@ -136,9 +143,11 @@ class KnightLine(BaseGame):
 
     def initial_state(self, options, players, seed):
         with_grey = options["blocker"] or options["wildcard"]
-        stacks = [] if with_grey else [
-            [*START_CELLS[seat], seat, options["stack"]] for seat in range(players)
-        ]
+        stacks = (
+            []
+            if with_grey
+            else [[*START_CELLS[seat], seat, options["stack"]] for seat in range(players)]
+        )
         return {
             "options": options,
             "players": players,
@@ -253,9 +262,7 @@ class KnightLine(BaseGame):
         if following in new["out"] or self._has_move(table, following):
             new["to_move"] = following
         elif new["players"] == 3:
-            new.update(
-                to_move=None, winners=[], reason=f"{names[following]} cannot move: a draw"
-            )
+            new.update(to_move=None, winners=[], reason=f"{names[following]} cannot move: a draw")
         elif self._has_move(table, mover):
             new["to_move"] = following  # a forced pass, which forced_move supplies
         else:
@@ -319,10 +326,7 @@ class KnightLine(BaseGame):
         if CELL_RE.fullmatch(compact):
             return f"a single cell is only a set-up turn; a move splits a stack: {NOTATION_HINT}"
         if MISSING_K_RE.fullmatch(compact):
-            return (
-                "say how many tiles move: K is always required, "
-                f"e.g. {compact.rstrip('/')}/1"
-            )
+            return f"say how many tiles move: K is always required, e.g. {compact.rstrip('/')}/1"
         return NOTATION_HINT
 
     def _parse_setup(self, table, name, text, compact):

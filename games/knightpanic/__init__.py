@@ -141,7 +141,8 @@ class KnightPanic(BaseGame):
         Switch("3d", "2d", "the flat game or the 3D variant"),
         Switch("mover_loses", "mover_wins", "who wins a double trap"),
         Switch(
-            "win_no_move", "lose_no_move",
+            "win_no_move",
+            "lose_no_move",
             "in 3D, whether a player whose knights are all pinned loses or wins; accepted "
             "and ignored in 2D",
         ),
@@ -247,8 +248,10 @@ class KnightPanic(BaseGame):
         resting = board.resting_on(*origin)
         if resting:
             riders = _joined(
-                [f"{self.player_names[board.owner[p]]}'s knight on {board.label(p)}"
-                 for p in resting]
+                [
+                    f"{self.player_names[board.owner[p]]}'s knight on {board.label(p)}"
+                    for p in resting
+                ]
             )
             raise refuse(
                 f"{self.player_names[seat]}'s knight on {board.label(origin)} is pinned: "
@@ -314,9 +317,7 @@ class KnightPanic(BaseGame):
     @staticmethod
     def _knight_rule(board) -> str:
         if not board.three_d:
-            return (
-                "a knight moves two squares one way and one the other; write from-to, e.g. a1-c5"
-            )
+            return "a knight moves two squares one way and one the other; write from-to, e.g. a1-c5"
         return (
             "a knight jumps 2 letters and 4 numbers (or 4 and 2) on its own level, "
             "e.g. a1-c5, or 3 letters and 3 numbers one level up or down, e.g. e1-b4 "

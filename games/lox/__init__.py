@@ -56,9 +56,7 @@ def count_seen(board: RhombusBoard, rows: list[str]) -> list[list[str]]:
     n = board.size
     return [
         [
-            "".join(
-                str(sum(occupied[other] == stone for other in seen[(q, r)])) for q in range(n)
-            )
+            "".join(str(sum(occupied[other] == stone for other in seen[(q, r)])) for q in range(n))
             for r in range(n)
         ]
         for stone in STONES
@@ -179,7 +177,9 @@ class Lox(BaseGame):
     def stones(state, seat: int) -> list[Cell]:
         stone = STONES[seat]
         return [
-            (q, r) for r, row in enumerate(state["board"]) for q, content in enumerate(row)
+            (q, r)
+            for r, row in enumerate(state["board"])
+            for q, content in enumerate(row)
             if content == stone
         ]
 

@@ -479,9 +479,9 @@ class Uknight(BaseGame):
                 "text": move,
                 "removed": board.names(removed),
                 "kind": None if action is None else action.kind,
-                "cells": [] if action is None else [
-                    board.name(cell) for cell in (action.start, action.end) if cell is not None
-                ],
+                "cells": []
+                if action is None
+                else [board.name(cell) for cell in (action.start, action.end) if cell is not None],
                 "axe": gains_axe,
                 "taken": taken,
                 "phase_begins": phase_begins,
@@ -513,8 +513,7 @@ class Uknight(BaseGame):
         if state["phase"] == 1:
             return f"Phase 1, axes {position.axes()} of {threshold} ({counts})"
         return (
-            f"Phase 2 (began with {threshold} axes on the board), axes {position.axes()} "
-            f"({counts})"
+            f"Phase 2 (began with {threshold} axes on the board), axes {position.axes()} ({counts})"
         )
 
     def picture(self, state) -> str:

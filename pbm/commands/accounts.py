@@ -13,9 +13,7 @@ PASSWORD_RE = re.compile(r"[!-~]{4,64}")
 
 def check_password(ctx, password: str):
     if not PASSWORD_RE.fullmatch(password) or password.startswith("-") or password == "**":
-        ctx.abort(
-            'Passwords must be 4 to 64 characters without spaces and must not start with "-"'
-        )
+        ctx.abort('Passwords must be 4 to 64 characters without spaces and must not start with "-"')
 
 
 def parse_addresses(ctx, tokens) -> list[str]:
@@ -137,8 +135,11 @@ def change_password(ctx):
     """Replaces an account's password."""
     check_password(ctx, ctx.args[2])
     ctx.store.users.set_password_hash(ctx.userid, ctx.password_hash(ctx.args[2]))
-    body = ctx.render("mail/password_changed.txt", userid=ctx.userid,
-                      operator=ctx.config.get("server.operator_address"))
+    body = ctx.render(
+        "mail/password_changed.txt",
+        userid=ctx.userid,
+        operator=ctx.config.get("server.operator_address"),
+    )
     ctx.mail_user(ctx.userid, f"Password changed for {ctx.userid}", body, "account")
 
 

@@ -31,9 +31,12 @@ def multiple(ctx):
         combined.queued.extend(result.queued)
     if len(lines) > limit:
         over = server.refuse_message(
-            Request(text="multiple", sender=request.sender,
-                    key=f"{request.key}#over" if request.key else None,
-                    message_id=request.message_id),
+            Request(
+                text="multiple",
+                sender=request.sender,
+                key=f"{request.key}#over" if request.key else None,
+                message_id=request.message_id,
+            ),
             f"Only the first {limit} commands were processed",
         )
         combined.ok = False

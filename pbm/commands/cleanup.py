@@ -11,7 +11,9 @@ def _cleanup_command(ctx, games):
 
     mode = ctx.args[0].lower() if ctx.args else "full"
     if mode not in ("full", "nag"):
-        return ctx.server.refuse_message(ctx.request, f'Syntax is "{ctx.spec.syntax_for(ctx.game)}"')
+        return ctx.server.refuse_message(
+            ctx.request, f'Syntax is "{ctx.spec.syntax_for(ctx.game)}"'
+        )
     report = run_cleanup(ctx.server, games, mode)
     text = "\n".join(report) or "Nothing to do."
     return Result(ok=True, printed=[Mail("cleanup", "Cleanup report", text, [], to_sender=True)])

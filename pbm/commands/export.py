@@ -20,8 +20,9 @@ EXPORT_FORMAT = 1
 def export_me(ctx):
     """Mails you your account, your boards and your results as JSON."""
     data = player_data(ctx.store, ctx.userid, stamp(ctx.now))
-    body = ctx.render("mail/export.txt", userid=ctx.userid,
-                      data=json.dumps(data, indent=1, ensure_ascii=False))
+    body = ctx.render(
+        "mail/export.txt", userid=ctx.userid, data=json.dumps(data, indent=1, ensure_ascii=False)
+    )
     # Unwrapped: a long value broken across lines would no longer be JSON.
     ctx.mail_user(ctx.userid, f"Data of {ctx.userid}", body, "account", wrap=False)
 
@@ -33,25 +34,34 @@ def player_data(store, userid: str, at: str) -> dict:
     boards = []
     for row in store.boards.of_user(userid):
         result = store.ratings.board_result(row.id)
-        boards.append({
-            "game": row.game,
-            "number": row.number,
-            "status": row.status,
-            "created": row.created_at,
-            "finished": row.finished_at,
-            "seats": store.boards.seat_userids(row.id),
-            "moves": [
-                {"ply": p.ply, "userid": p.userid, "kind": p.kind, "text": p.text,
-                 "at": p.created_at}
-                for p in store.boards.plies(row.id)
-            ],
-            "result": None if result is None else {
-                "finished": result.finished_at,
-                "rated": bool(result.rated),
-                "reason": result.reason,
-                "scores": {s.userid: s.score for s in result.seats},
-            },
-        })
+        boards.append(
+            {
+                "game": row.game,
+                "number": row.number,
+                "status": row.status,
+                "created": row.created_at,
+                "finished": row.finished_at,
+                "seats": store.boards.seat_userids(row.id),
+                "moves": [
+                    {
+                        "ply": p.ply,
+                        "userid": p.userid,
+                        "kind": p.kind,
+                        "text": p.text,
+                        "at": p.created_at,
+                    }
+                    for p in store.boards.plies(row.id)
+                ],
+                "result": None
+                if result is None
+                else {
+                    "finished": result.finished_at,
+                    "rated": bool(result.rated),
+                    "reason": result.reason,
+                    "scores": {s.userid: s.score for s in result.seats},
+                },
+            }
+        )
     return {
         "format": EXPORT_FORMAT,
         "exported": at,
@@ -61,8 +71,12 @@ def player_data(store, userid: str, at: str) -> dict:
             "created": user.created_at,
             "settings": {
                 "challenges": [
-                    {"game": s.game, "max_active": s.max_active, "seeking": s.seeking,
-                     "inactive": bool(s.inactive)}
+                    {
+                        "game": s.game,
+                        "max_active": s.max_active,
+                        "seeking": s.seeking,
+                        "inactive": bool(s.inactive),
+                    }
                     for s in store.users.challenge_settings_of(userid)
                 ],
                 "vacations": [
@@ -73,8 +87,14 @@ def player_data(store, userid: str, at: str) -> dict:
         },
         "boards": boards,
         "ratings": [
-            {"game": r.game, "rating": r.rating, "games": r.games, "won": r.won, "lost": r.lost,
-             "tied": r.tied}
+            {
+                "game": r.game,
+                "rating": r.rating,
+                "games": r.games,
+                "won": r.won,
+                "lost": r.lost,
+                "tied": r.tied,
+            }
             for r in store.ratings.of_user(userid)
         ],
     }

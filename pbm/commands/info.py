@@ -19,8 +19,11 @@ def help_(ctx):
         text = _help_text(ctx, subject)
         if text is None:
             candidates = list(HELP_TOPICS) + list(ctx.server.games) + _command_words()
-            ctx.abort(with_suggestion(f'No help available for "{subject}"', subject, candidates)
-                     + "\n\n" + _help_topics(ctx))
+            ctx.abort(
+                with_suggestion(f'No help available for "{subject}"', subject, candidates)
+                + "\n\n"
+                + _help_topics(ctx)
+            )
         ctx.reply(f"Help {subject}", ctx.render("mail/help.txt", text=text), kind="help")
 
 
@@ -36,8 +39,10 @@ def game_help(ctx):
 
 def _help_topics(ctx) -> str:
     games = ", ".join(ctx.server.games.keys())
-    return (f"Help is available for: {', '.join(HELP_TOPICS)}, a command word, or a game. "
-            f"The games here are: {games}.")
+    return (
+        f"Help is available for: {', '.join(HELP_TOPICS)}, a command word, or a game. "
+        f"The games here are: {games}."
+    )
 
 
 def _command_words():
@@ -60,7 +65,9 @@ def _help_text(ctx, subject):
     game = find_game(word, games)
     if game is not None:
         return _game_help(game)
-    specs = [s for scope in ("global", "game") for s in REGISTRY[scope] if word in (s.word, *s.aliases)]
+    specs = [
+        s for scope in ("global", "game") for s in REGISTRY[scope] if word in (s.word, *s.aliases)
+    ]
     if specs:
         return ctx.render("help/command.txt", specs=specs)
     return None
@@ -138,8 +145,11 @@ def view_options(ctx) -> dict:
             offered = " ".join(f"-{v}" for v in game.view_options)
             ctx.abort(
                 f'Unknown view option "-{name}" for {ctx.spec.word}'
-                + (f"; {game.display_name} offers {offered}" if offered else
-                   f"; {game.display_name} boards have no view options")
+                + (
+                    f"; {game.display_name} offers {offered}"
+                    if offered
+                    else f"; {game.display_name} boards have no view options"
+                )
             )
     return {name: True for name in ctx.parsed.params}
 
@@ -147,8 +157,11 @@ def view_options(ctx) -> dict:
 def _show_password_positions(args) -> tuple[int, ...]:
     """`show 104 alice pw`: a board with a userid and a password, meant for showas; every
     word after the userid is hidden from the reply."""
-    words = [i for i, a in enumerate(args) if parse_board(a, allow_ply=True) is None
-             and a.lower() != "board"]
+    words = [
+        i
+        for i, a in enumerate(args)
+        if parse_board(a, allow_ply=True) is None and a.lower() != "board"
+    ]
     has_board = len(words) < len(args)
     return tuple(words[1:]) if has_board and len(words) >= 2 else ()
 
@@ -211,8 +224,10 @@ def _refuse_mixed_show(ctx):
     numbers = [a for a in ctx.args if parse_board(a) is not None]
     words = [a for a in ctx.args if parse_board(a, allow_ply=True) is None and a.lower() != "board"]
     if len(words) >= 2 and numbers:
-        message += (f". To see a board from your own seat, with your password, send "
-                    f'"{ctx.game.name} showas {words[0].lower()} <password> {" ".join(numbers)}"')
+        message += (
+            f". To see a board from your own seat, with your password, send "
+            f'"{ctx.game.name} showas {words[0].lower()} <password> {" ".join(numbers)}"'
+        )
     ctx.abort(message)
 
 
@@ -243,11 +258,21 @@ def _show_board(ctx, board, ply, viewer=None, view=None):
         for seat in board.position.seats_of(viewer):
             submission = ctx.store.votes.submission(board.id, seat)
             if submission is not None:
-                extra.append(f"You have submitted this move, not yet confirmed: {submission.move_text}")
+                extra.append(
+                    f"You have submitted this move, not yet confirmed: {submission.move_text}"
+                )
     body = ctx.render(
         "mail/board.txt",
-        **ctx.board_context(board, viewer, title=title, full_moves=True, timing=True,
-                            position=position, extra_lines=extra, view=view),
+        **ctx.board_context(
+            board,
+            viewer,
+            title=title,
+            full_moves=True,
+            timing=True,
+            position=position,
+            extra_lines=extra,
+            view=view,
+        ),
     )
     ctx.reply(ctx.board_subject(board), body, kind="show")
 

@@ -48,8 +48,11 @@ def queue(ctx):
         ctx.abort(f'Invalid move number "{guard}" specified', board)
     problem = illegal_whatever_comes(board.position, waiting[0], text)
     if problem is not None:
-        ctx.abort(f'Move "{text}" cannot be queued: it is illegal whatever is played before '
-                 f"your turn ({problem})", board)
+        ctx.abort(
+            f'Move "{text}" cannot be queued: it is illegal whatever is played before '
+            f"your turn ({problem})",
+            board,
+        )
     ctx.store.votes.set_queued_move(board.id, waiting[0], text, guard, ctx.request.body)
     _queue_reply(ctx, board)
 
@@ -134,12 +137,15 @@ def submit(ctx):
     )
     title = f"Submit of {board.title_name}"
     notice = "This is a preview of a submitted move. It must be confirmed to take effect."
-    how = (f"Reply `confirm` to play it,\n"
-           f"or send `{ctx.game.name} confirm {board.number} {ctx.userid} <password>`.")
+    how = (
+        f"Reply `confirm` to play it,\n"
+        f"or send `{ctx.game.name} confirm {board.number} {ctx.userid} <password>`."
+    )
     body = ctx.render(
         "mail/board.txt",
-        **ctx.board_context(board, ctx.userid, title=title, position=position,
-                            events=[notice, how]),
+        **ctx.board_context(
+            board, ctx.userid, title=title, position=position, events=[notice, how]
+        ),
     )
     ctx.reply(title, body, kind="preview", board=board)
 

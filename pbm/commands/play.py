@@ -141,7 +141,7 @@ def _standalone(word):
         "pass": "Passes, where the game allows it (-- is the same).",
         "swap": "Takes over the first player's side under the pie rule.",
         "resign": "Resigns; out of turn it is queued (queue cancel takes it back); before your "
-                  "first move it declines.",
+        "first move it declines.",
     }[word]
     return handler
 
@@ -256,11 +256,9 @@ def queue_resignation(ctx, board, seat):
     already = board.queue_resignation(seat)
     cancel = f"{board.game.name} queue {board.number} {ctx.userid} <password> cancel"
     text = (
-        ("Your resignation was already queued" if already else "Your resignation is queued")
-        + f"; it takes effect on your next turn.\nTo take it back, send \"{cancel}\"."
-    )
-    ctx.reply(f"{board.title_name} Resignation queued",
-              ctx.render("mail/notice.txt", text=text))
+        "Your resignation was already queued" if already else "Your resignation is queued"
+    ) + f'; it takes effect on your next turn.\nTo take it back, send "{cancel}".'
+    ctx.reply(f"{board.title_name} Resignation queued", ctx.render("mail/notice.txt", text=text))
 
 
 # -- votes (docs/spec/server.md §3.6) ---------------------------------------------------

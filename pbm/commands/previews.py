@@ -54,8 +54,18 @@ def _swap(position):
     if position.plies_made != game.swap_after:
         raise MoveError(f"You can only swap after move number {game.swap_after}")
     seat = position.to_move()
-    position.apply(PlyRecord(ply=position.move_number, seat=seat, userid=position.holders[seat],
-                             kind="swap", text="swap", auto=0, charged=0, created_at=""))
+    position.apply(
+        PlyRecord(
+            ply=position.move_number,
+            seat=seat,
+            userid=position.holders[seat],
+            kind="swap",
+            text="swap",
+            auto=0,
+            charged=0,
+            created_at="",
+        )
+    )
 
 
 def _play_forced_moves(position):
@@ -66,9 +76,18 @@ def _play_forced_moves(position):
         if forced is None:
             return
         kind = "pass" if forced == "pass" else "move"
-        position.apply(PlyRecord(ply=position.move_number, seat=seat,
-                                 userid=position.holders[seat], kind=kind, text=forced, auto=1,
-                                 charged=0, created_at=""))
+        position.apply(
+            PlyRecord(
+                ply=position.move_number,
+                seat=seat,
+                userid=position.holders[seat],
+                kind=kind,
+                text=forced,
+                auto=1,
+                charged=0,
+                created_at="",
+            )
+        )
     raise InternalError("preview: automatic steps did not settle")
 
 
@@ -77,9 +96,16 @@ def _mail_position(ctx, board, position, title, after=None):
         title += f" after move {after}"
     body = ctx.render(
         "mail/board.txt",
-        **ctx.board_context(board, None, title=title, position=position, full_moves=True,
-                            perspective_of_viewer=False, clocks=False,
-                            auto_from=1),
+        **ctx.board_context(
+            board,
+            None,
+            title=title,
+            position=position,
+            full_moves=True,
+            perspective_of_viewer=False,
+            clocks=False,
+            auto_from=1,
+        ),
     )
     ctx.reply(title.split(" after move")[0], body, kind="preview")
 

@@ -29,29 +29,54 @@ def _players(ctx, game):
             active += f"/{setting.max_active}"
         else:
             active += "/-"
-        players.append({
-            "userid": userid,
-            **{k: getattr(rating, k) for k in ("rating", "games", "won", "lost", "tied")},
-            "provisional": rating.games < PROVISIONAL_GAMES,
-            "inactive": bool(setting.inactive),
-            "active": active,
-            "seeking": setting.seeking or "",
-        })
+        players.append(
+            {
+                "userid": userid,
+                **{k: getattr(rating, k) for k in ("rating", "games", "won", "lost", "tied")},
+                "provisional": rating.games < PROVISIONAL_GAMES,
+                "inactive": bool(setting.inactive),
+                "active": active,
+                "seeking": setting.seeking or "",
+            }
+        )
     players.sort(key=lambda p: (-p["rating"], -p["games"], p["userid"]))
     return players
 
 
 def _table(players, flagged: bool) -> list[str]:
     ties = any(p["tied"] for p in players)
-    header = ["Rank", *(["Flag"] if flagged else []), "Name", "Rating", "Won", "Lost",
-              *(["Ties"] if ties else []), "Active/Limit", "Seeking"]
+    header = [
+        "Rank",
+        *(["Flag"] if flagged else []),
+        "Name",
+        "Rating",
+        "Won",
+        "Lost",
+        *(["Ties"] if ties else []),
+        "Active/Limit",
+        "Seeking",
+    ]
     rows = []
     for rank, p in enumerate(players, start=1):
         flag = "I" if p["inactive"] else "P" if p["provisional"] else "E"
-        rows.append([rank, *([flag] if flagged else []), p["userid"], p["rating"], p["won"],
-                     p["lost"], *([p["tied"]] if ties else []), p["active"], p["seeking"]])
-    numbers = {i for i, name in enumerate(header) if name in ("Rank", "Rating", "Won", "Lost",
-                                                                "Ties", "Seeking")}
+        rows.append(
+            [
+                rank,
+                *([flag] if flagged else []),
+                p["userid"],
+                p["rating"],
+                p["won"],
+                p["lost"],
+                *([p["tied"]] if ties else []),
+                p["active"],
+                p["seeking"],
+            ]
+        )
+    numbers = {
+        i
+        for i, name in enumerate(header)
+        if name in ("Rank", "Rating", "Won", "Lost", "Ties", "Seeking")
+    }
     return text_table(header, rows, right=numbers)
 
 
@@ -83,8 +108,15 @@ def history(ctx):
             continue
         winners = [s.userid for s in result.seats if s.score == 1]
         outcome = "&".join(dict.fromkeys(winners)) + " won" if winners else "TIE"
-        rows.append([show_time(result.finished_at).removesuffix(" UTC"), result.number, outcome,
-                     result.points, " ".join(userids)])
+        rows.append(
+            [
+                show_time(result.finished_at).removesuffix(" UTC"),
+                result.number,
+                outcome,
+                result.points,
+                " ".join(userids),
+            ]
+        )
     header = ["Finished (UTC)", "Board", "Result", "Points", "Players"]
     lines = text_table(header, rows, right={1, 3}) if rows else []
     body = ctx.render("mail/history.txt", game=game, lines=lines)

@@ -36,10 +36,12 @@ def forgot(ctx):
     if user is not None and user.status == "active" and _account_may_get_code(ctx, userid):
         code = new_code()
         expires = ctx.now + CODE_LIFETIME
-        ctx.store.users.set_reset_code(userid, code_digest(userid, code), stamp(ctx.now),
-                                       stamp(expires))
-        body = ctx.render("mail/password_reset.txt", userid=userid, code=code,
-                          expires=show_time(expires))
+        ctx.store.users.set_reset_code(
+            userid, code_digest(userid, code), stamp(ctx.now), stamp(expires)
+        )
+        body = ctx.render(
+            "mail/password_reset.txt", userid=userid, code=code, expires=show_time(expires)
+        )
         ctx.mail_user(userid, f"Password reset for {userid}", body, "account")
     ctx.reply(
         f"Password reset for {userid}",
@@ -71,8 +73,10 @@ def reset(ctx):
     userid, code, password = ctx.args[0].lower(), ctx.args[1], ctx.args[2]
     lock = login_lock(ctx.store, ctx.config, userid, ctx.sender_key, ctx.now)
     if lock is not None:
-        ctx.abort(f"Too many wrong reset codes or passwords for {userid}; try again after "
-                 f"{show_time(lock[0])}")
+        ctx.abort(
+            f"Too many wrong reset codes or passwords for {userid}; try again after "
+            f"{show_time(lock[0])}"
+        )
     check_password(ctx, password)
     user = ctx.store.users.get(userid)
     stored = ctx.store.users.reset_code(userid)
@@ -86,13 +90,17 @@ def reset(ctx):
     if not valid:
         if ctx.sender_key:
             ctx.failed_logins.append(userid)
-        ctx.abort(f'Invalid or expired reset code for "{userid}"; send "forgot {userid}" '
-                 "for a new one")
+        ctx.abort(
+            f'Invalid or expired reset code for "{userid}"; send "forgot {userid}" for a new one'
+        )
     ctx.store.users.drop_reset_code(userid)
     ctx.store.users.set_password_hash(userid, ctx.password_hash(password))
     ctx.store.limits.audit(stamp(ctx.now), "password_reset", userid=userid)
-    body = ctx.render("mail/password_changed.txt", userid=userid,
-                      operator=ctx.config.get("server.operator_address"))
+    body = ctx.render(
+        "mail/password_changed.txt",
+        userid=userid,
+        operator=ctx.config.get("server.operator_address"),
+    )
     ctx.mail_user(userid, f"Password changed for {userid}", body, "account")
     if not ctx.sender_is_among(ctx.store.users.addresses(userid)):
         ctx.reply(f"Password changed for {userid}", body, kind="account")

@@ -33,8 +33,13 @@ def set_acceptance(ctx, accept: bool):
 
 
 @command(
-    "limit", "game", "{game} limit userid password [N|accept|all|inf|reject]",
-    min_args=2, max_args=3, secrets=(1,), auth=(0, 1),
+    "limit",
+    "game",
+    "{game} limit userid password [N|accept|all|inf|reject]",
+    min_args=2,
+    max_args=3,
+    secrets=(1,),
+    auth=(0, 1),
 )
 def limit(ctx):
     """Sets how many active boards of the game you accept (0-999), or shows the setting."""
@@ -50,15 +55,22 @@ def limit(ctx):
     elif re.fullmatch(r"\d{1,3}", value):
         new = int(value)
     else:
-        ctx.abort(f'Limit must be a number from 0 to 999, or accept, all, inf or reject, not "{value}"')
+        ctx.abort(
+            f'Limit must be a number from 0 to 999, or accept, all, inf or reject, not "{value}"'
+        )
     ctx.store.users.set_challenge_limit(game.name, ctx.userid, new)
     word = "accepted" if new is None else "rejected" if new == 0 else "limited"
     _settings_mail(ctx, f"{game.display_name} challenges now {word}", _limit_text(new))
 
 
 @command(
-    "seek", "game", "{game} seek userid password [N]",
-    min_args=2, max_args=3, secrets=(1,), auth=(0, 1),
+    "seek",
+    "game",
+    "{game} seek userid password [N]",
+    min_args=2,
+    max_args=3,
+    secrets=(1,),
+    auth=(0, 1),
 )
 def seek(ctx):
     """Announces in the standings that you look for N more boards (0-99), or shows it."""
@@ -102,23 +114,38 @@ def _vacation(ctx):
     ctx.mail_user(userid, subject, vacation_body(ctx, userid, state, allowance), "settings")
 
 
-for _scope, _syntax in (("global", "vacation userid password [on|off]"),
-                        ("game", "{game} vacation userid password [on|off]")):
+for _scope, _syntax in (
+    ("global", "vacation userid password [on|off]"),
+    ("game", "{game} vacation userid password [on|off]"),
+):
     command(
-        "vacation", _scope, _syntax, min_args=2, max_args=3, secrets=(1,), auth=(0, 1),
+        "vacation",
+        _scope,
+        _syntax,
+        min_args=2,
+        max_args=3,
+        secrets=(1,),
+        auth=(0, 1),
     )(_vacation)
 
 
 SUBJECT_STYLES = {
     "fixed": "Your board mails keep one subject for the whole game, such as\n"
-             "\"KnightPanic Board 101: alice vs bob\", so that they thread together.",
+    '"KnightPanic Board 101: alice vs bob", so that they thread together.',
     "pbmserv": "Your board mails have pbmserv's subjects: they name the player on move and\n"
-               "end in \" **\" when the mail carries a comment.",
+    'end in " **" when the mail carries a comment.',
 }
 
 
-@command("subjects", "global", "subjects userid password [fixed|pbmserv]",
-         min_args=2, max_args=3, secrets=(1,), auth=(0, 1))
+@command(
+    "subjects",
+    "global",
+    "subjects userid password [fixed|pbmserv]",
+    min_args=2,
+    max_args=3,
+    secrets=(1,),
+    auth=(0, 1),
+)
 def subjects(ctx):
     """Chooses the subjects of your board mails: fixed (the default) or pbmserv's."""
     if len(ctx.args) == 3:
@@ -130,8 +157,15 @@ def subjects(ctx):
     _settings_mail(ctx, f"Subjects for {ctx.userid}: {style}", SUBJECT_STYLES[style])
 
 
-@command("digest", "global", "digest userid password [on|off]",
-         min_args=2, max_args=3, secrets=(1,), auth=(0, 1))
+@command(
+    "digest",
+    "global",
+    "digest userid password [on|off]",
+    min_args=2,
+    max_args=3,
+    secrets=(1,),
+    auth=(0, 1),
+)
 def digest(ctx):
     """Turns the daily digest of the boards where you are on move on or off, or shows it."""
     if len(ctx.args) == 3:
@@ -140,7 +174,10 @@ def digest(ctx):
             ctx.syntax_error()
         ctx.store.users.set_digest(ctx.userid, word == "on")
     on = ctx.store.users.digest(ctx.userid)
-    text = ("Once a day you get a digest of the boards where you are on move, each with\n"
-            "the address a reply with your move goes to." if on
-            else "You get no daily digest.")
+    text = (
+        "Once a day you get a digest of the boards where you are on move, each with\n"
+        "the address a reply with your move goes to."
+        if on
+        else "You get no daily digest."
+    )
     _settings_mail(ctx, f"Digest {'on' if on else 'off'} for {ctx.userid}", text)

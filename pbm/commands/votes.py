@@ -20,8 +20,14 @@ def _vote_command(word):
 
 for _word in ("propose", "undo"):
     command(
-        _word, "game", f"{{game}} {_word} board userid password",
-        min_args=3, max_args=3, secrets=(2,), auth=(1, 2), before_auth=load_named_board,
+        _word,
+        "game",
+        f"{{game}} {_word} board userid password",
+        min_args=3,
+        max_args=3,
+        secrets=(2,),
+        auth=(1, 2),
+        before_auth=load_named_board,
     )(_vote_command(_word))
 
 
@@ -54,8 +60,11 @@ def _accept_or_reject(word):
 
 for _word in ("accept", "reject"):
     command(
-        _word, "game", f"{{game}} {_word} board userid password | {{game}} {_word} userid password",
-        min_args=2, max_args=3,
+        _word,
+        "game",
+        f"{{game}} {_word} board userid password | {{game}} {_word} userid password",
+        min_args=2,
+        max_args=3,
         secrets=lambda args: (2,) if _board_form(args) else (1,),
         auth=lambda args: (1, 2) if _board_form(args) else (0, 1),
         before_auth=_board_or_settings_form,

@@ -11,8 +11,16 @@ from .play import load_named_board
 MAX_MESSAGE_RECIPIENTS = 20
 
 
-@command("chat", "game", "{game} chat board userid password", min_args=3, max_args=3,
-         secrets=(2,), auth=(1, 2), before_auth=load_named_board)
+@command(
+    "chat",
+    "game",
+    "{game} chat board userid password",
+    min_args=3,
+    max_args=3,
+    secrets=(2,),
+    auth=(1, 2),
+    before_auth=load_named_board,
+)
 def chat(ctx):
     """Sends the mail's body to everyone on a board, finished or not; it is not stored."""
     board = ctx.board
@@ -58,9 +66,13 @@ def _watch_fields():
     )
 
 
-@command("subscribe", "game", "{game} subscribe board userid password | "
-         "{game} subscribe userid password board...|all", min_abbrev=3,
-         **_watch_fields())
+@command(
+    "subscribe",
+    "game",
+    "{game} subscribe board userid password | {game} subscribe userid password board...|all",
+    min_abbrev=3,
+    **_watch_fields(),
+)
 def subscribe(ctx):
     """Receive every mail of boards you do not play on; all also covers future boards."""
     game = ctx.game
@@ -92,9 +104,13 @@ def subscribe(ctx):
     _subscription_summary(ctx, subscribed, refused, "Subscribed", "Not subscribed")
 
 
-@command("unsubscribe", "game", "{game} unsubscribe board userid password | "
-         "{game} unsubscribe userid password board...|all", min_abbrev=5,
-         **_watch_fields())
+@command(
+    "unsubscribe",
+    "game",
+    "{game} unsubscribe board userid password | {game} unsubscribe userid password board...|all",
+    min_abbrev=5,
+    **_watch_fields(),
+)
 def unsubscribe(ctx):
     """Stops the mails of boards you subscribed to; all also ends subscribing to new boards."""
     game = ctx.game
@@ -116,14 +132,24 @@ def unsubscribe(ctx):
 
 def _subscription_summary(ctx, done, refused, done_label, refused_label):
     body = ctx.render(
-        "mail/subscription_summary.txt", game=ctx.game, done=done, refused=refused,
-        done_label=done_label, refused_label=refused_label,
+        "mail/subscription_summary.txt",
+        game=ctx.game,
+        done=done,
+        refused=refused,
+        done_label=done_label,
+        refused_label=refused_label,
     )
     ctx.mail_user(ctx.userid, "Subscription summary", body, "watch")
 
 
-@command("notify", "game", "{game} notify userid password [board...]", min_args=2,
-         secrets=(1,), auth=(0, 1))
+@command(
+    "notify",
+    "game",
+    "{game} notify userid password [board...]",
+    min_args=2,
+    secrets=(1,),
+    auth=(0, 1),
+)
 def notify(ctx):
     """Toggles a short mail when any board of the game ends, or when the named boards end."""
     game = ctx.game
@@ -135,8 +161,12 @@ def notify(ctx):
             if on
             else f"You will no longer hear when {game.display_name} boards end."
         )
-        ctx.mail_user(ctx.userid, f"{game.display_name} notification {word}",
-                      ctx.render("mail/notice.txt", text=text), "watch")
+        ctx.mail_user(
+            ctx.userid,
+            f"{game.display_name} notification {word}",
+            ctx.render("mail/notice.txt", text=text),
+            "watch",
+        )
         return
     now_on, now_off, refused = [], [], []
     for token in ctx.args[2:]:
@@ -154,8 +184,9 @@ def notify(ctx):
     ctx.mail_user(ctx.userid, f"{game.display_name} Notify summary", body, "watch")
 
 
-@command("message", "global", "message userid password userid...", min_args=3,
-         secrets=(1,), auth=(0, 1))
+@command(
+    "message", "global", "message userid password userid...", min_args=3, secrets=(1,), auth=(0, 1)
+)
 def message(ctx):
     """Sends the mail's body privately to other users; addresses are never shown."""
     recipients = list(dict.fromkeys(u.lower() for u in ctx.args[2:]))
@@ -169,12 +200,21 @@ def message(ctx):
     body = ctx.render("mail/message.txt", sender=ctx.userid, text=text, broadcast=False)
     for userid in recipients:
         ctx.mail_user(userid, f"Message from {ctx.userid}", body, "message")
-    ctx.reply("Message sent", ctx.render("mail/notice.txt",
-                                         text=f"Your message went to {' '.join(recipients)}."))
+    ctx.reply(
+        "Message sent",
+        ctx.render("mail/notice.txt", text=f"Your message went to {' '.join(recipients)}."),
+    )
 
 
-@command("broadcast", "global", "broadcast userid password", min_args=2, max_args=2,
-         secrets=(1,), auth=(0, 1))
+@command(
+    "broadcast",
+    "global",
+    "broadcast userid password",
+    min_args=2,
+    max_args=2,
+    secrets=(1,),
+    auth=(0, 1),
+)
 def broadcast(ctx):
     """Sends the mail's body to the server's announcement list, once a day at most."""
     address = ctx.config.get("broadcast.address")
@@ -189,5 +229,6 @@ def broadcast(ctx):
     ctx.store.limits.audit(stamp(ctx.now), "broadcast", userid=ctx.userid)
     body = ctx.render("mail/message.txt", sender=ctx.userid, text=text, broadcast=True)
     ctx.mail_address(address, f"Broadcast from {ctx.userid} via PBM Server", body, "broadcast")
-    ctx.reply("Message sent", ctx.render("mail/notice.txt", text=f"Your broadcast went to {address}."))
-
+    ctx.reply(
+        "Message sent", ctx.render("mail/notice.txt", text=f"Your broadcast went to {address}.")
+    )

@@ -18,13 +18,35 @@ class Boards(Repository):
             )
         return number
 
-    def create(self, *, game, number, options, seed, nag_days, forfeit_days, total_days,
-               created_at, userids, rated) -> int:
+    def create(
+        self,
+        *,
+        game,
+        number,
+        options,
+        seed,
+        nag_days,
+        forfeit_days,
+        total_days,
+        created_at,
+        userids,
+        rated,
+    ) -> int:
         cursor = self.conn.execute(
             "INSERT INTO boards (game, number, status, options, seed, nag_days, forfeit_days, "
             "total_days, created_at, last_move_at, rated) VALUES (?, ?, 'active', ?, ?, ?, ?, ?, ?, ?, ?)",
-            (game, number, json.dumps(options, sort_keys=True), seed, nag_days, forfeit_days,
-             total_days, created_at, created_at, int(rated)),
+            (
+                game,
+                number,
+                json.dumps(options, sort_keys=True),
+                seed,
+                nag_days,
+                forfeit_days,
+                total_days,
+                created_at,
+                created_at,
+                int(rated),
+            ),
         )
         board_id = cursor.lastrowid
         self.conn.executemany(
@@ -75,7 +97,8 @@ class Boards(Repository):
 
     def undo_all_plies(self, board_id: int, at: str):
         self.conn.execute(
-            "UPDATE moves SET undone_at = ? WHERE board_id = ? AND undone_at IS NULL", (at, board_id)
+            "UPDATE moves SET undone_at = ? WHERE board_id = ? AND undone_at IS NULL",
+            (at, board_id),
         )
 
     def set_status(self, board_id: int, status: str, finished_at: str | None = None):

@@ -108,7 +108,17 @@ def m001_core(db):
         },
         pk="id",
         foreign_keys=[("board_id", "boards", "id")],
-        not_null={"board_id", "ply", "seat", "userid", "kind", "text", "auto", "charged", "created_at"},
+        not_null={
+            "board_id",
+            "ply",
+            "seat",
+            "userid",
+            "kind",
+            "text",
+            "auto",
+            "charged",
+            "created_at",
+        },
     )
     # A ply number is taken once per board among the plies still standing.
     db.execute(
@@ -166,12 +176,28 @@ def m001_core(db):
             "sent_at": str,
         },
         pk="id",
-        not_null={"created_at", "kind", "recipients", "message_id", "message", "status", "attempts"},
+        not_null={
+            "created_at",
+            "kind",
+            "recipients",
+            "message_id",
+            "message",
+            "status",
+            "attempts",
+        },
         defaults={"attempts": 0},
     )
     db["outbox"].create_index(["status", "next_attempt_at"])
     db["audit"].create(
-        {"id": int, "at": str, "kind": str, "game": str, "board": int, "userid": str, "detail": str},
+        {
+            "id": int,
+            "at": str,
+            "kind": str,
+            "game": str,
+            "board": int,
+            "userid": str,
+            "detail": str,
+        },
         pk="id",
         not_null={"at", "kind"},
     )
@@ -209,42 +235,70 @@ def unusable_database_cause(error: BaseException) -> str | None:
 @_core_step
 def m002_votes_queues_watching_ratings(db):
     db["votes"].create(
-        {"board_id": int, "kind": str, "proposer": str, "created_at": str, "accepted": str,
-         "last_nag_at": str},
+        {
+            "board_id": int,
+            "kind": str,
+            "proposer": str,
+            "created_at": str,
+            "accepted": str,
+            "last_nag_at": str,
+        },
         pk="board_id",
         foreign_keys=[("board_id", "boards", "id")],
         not_null={"kind", "proposer", "created_at", "accepted"},
     )
     db["queued"].create(
-        {"board_id": int, "seat": int, "move_text": str, "guard": str, "comment": str,
-         "resign": int},
+        {
+            "board_id": int,
+            "seat": int,
+            "move_text": str,
+            "guard": str,
+            "comment": str,
+            "resign": int,
+        },
         pk=("board_id", "seat"),
         foreign_keys=[("board_id", "boards", "id")],
         not_null={"resign"},
         defaults={"resign": 0},
     )
     db["submissions"].create(
-        {"board_id": int, "seat": int, "move_text": str, "guard": str, "comment": str,
-         "move_number": int},
+        {
+            "board_id": int,
+            "seat": int,
+            "move_text": str,
+            "guard": str,
+            "comment": str,
+            "move_number": int,
+        },
         pk=("board_id", "seat"),
         foreign_keys=[("board_id", "boards", "id")],
         not_null={"move_text", "move_number"},
     )
     db["subscribe_all"].create(
-        {"game": str, "userid": str}, pk=("game", "userid"),
+        {"game": str, "userid": str},
+        pk=("game", "userid"),
         foreign_keys=[("userid", "users", "userid")],
     )
     db["notify_board"].create(
-        {"board_id": int, "userid": str}, pk=("board_id", "userid"),
+        {"board_id": int, "userid": str},
+        pk=("board_id", "userid"),
         foreign_keys=[("board_id", "boards", "id"), ("userid", "users", "userid")],
     )
     db["notify_game"].create(
-        {"game": str, "userid": str}, pk=("game", "userid"),
+        {"game": str, "userid": str},
+        pk=("game", "userid"),
         foreign_keys=[("userid", "users", "userid")],
     )
     db["ratings"].create(
-        {"game": str, "userid": str, "rating": int, "games": int, "won": int, "lost": int,
-         "tied": int},
+        {
+            "game": str,
+            "userid": str,
+            "rating": int,
+            "games": int,
+            "won": int,
+            "lost": int,
+            "tied": int,
+        },
         pk=("game", "userid"),
         not_null={"rating", "games", "won", "lost", "tied"},
     )
@@ -316,8 +370,15 @@ def m005_password_resets(db):
 def m006_reply_tokens(db):
     """Reply tokens (docs/spec/server.md §11.3): the row of each token's random id."""
     db["reply_tokens"].create(
-        {"id": str, "game": str, "number": int, "userid": str, "move_number": int,
-         "created_at": str, "expires_at": str},
+        {
+            "id": str,
+            "game": str,
+            "number": int,
+            "userid": str,
+            "move_number": int,
+            "created_at": str,
+            "expires_at": str,
+        },
         pk="id",
         not_null={"game", "number", "userid", "move_number", "created_at", "expires_at"},
     )
@@ -476,8 +537,10 @@ class Store:
         """Bytes of the database file and of its write-ahead log."""
         path = Path(self.conn.execute("PRAGMA database_list").fetchone()[2])
         wal = path.with_name(path.name + "-wal")
-        return {"database": path.stat().st_size if path.exists() else 0,
-                "wal": wal.stat().st_size if wal.exists() else 0}
+        return {
+            "database": path.stat().st_size if path.exists() else 0,
+            "wal": wal.stat().st_size if wal.exists() else 0,
+        }
 
     def checkpoint(self):
         self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")

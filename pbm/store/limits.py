@@ -35,8 +35,7 @@ class Limits(Repository):
 
     def auth_failures(self, userid: str, sender: str, since: str) -> list[str]:
         return self._column(
-            "SELECT at FROM auth_failures WHERE userid = ? AND sender = ? AND at >= ? "
-            "ORDER BY at",
+            "SELECT at FROM auth_failures WHERE userid = ? AND sender = ? AND at >= ? ORDER BY at",
             (userid, sender, since),
         )
 
@@ -47,9 +46,9 @@ class Limits(Repository):
 
     def prune_rate_rows(self, before: str) -> int:
         pruned = self.conn.execute("DELETE FROM rate_events WHERE at < ?", (before,)).rowcount
-        return pruned + self.conn.execute(
-            "DELETE FROM auth_failures WHERE at < ?", (before,)
-        ).rowcount
+        return (
+            pruned + self.conn.execute("DELETE FROM auth_failures WHERE at < ?", (before,)).rowcount
+        )
 
     def audit(self, at: str, kind: str, *, game=None, board=None, userid=None, detail=None):
         self.conn.execute(

@@ -7,14 +7,33 @@ from .repository import Repository
 
 
 class Outbox(Repository):
-    def add(self, *, created_at, kind, recipients, envelope_from, message_id, message,
-            inbox_key=None, userid=None) -> int:
+    def add(
+        self,
+        *,
+        created_at,
+        kind,
+        recipients,
+        envelope_from,
+        message_id,
+        message,
+        inbox_key=None,
+        userid=None,
+    ) -> int:
         cursor = self.conn.execute(
             "INSERT INTO outbox (created_at, kind, recipients, envelope_from, message_id, message, "
             "status, attempts, next_attempt_at, inbox_key, userid) "
             "VALUES (?, ?, ?, ?, ?, ?, 'pending', 0, ?, ?, ?)",
-            (created_at, kind, json.dumps(recipients), envelope_from, message_id, message,
-             created_at, inbox_key, userid),
+            (
+                created_at,
+                kind,
+                json.dumps(recipients),
+                envelope_from,
+                message_id,
+                message,
+                created_at,
+                inbox_key,
+                userid,
+            ),
         )
         return cursor.lastrowid
 
@@ -65,7 +84,9 @@ class Outbox(Repository):
                 (claim, *takeable),
             )
             return self._records(
-                OutboxRow, f"SELECT * FROM outbox WHERE id IN ({marks}) ORDER BY id", takeable,
+                OutboxRow,
+                f"SELECT * FROM outbox WHERE id IN ({marks}) ORDER BY id",
+                takeable,
                 decode={"recipients": json.loads},
             )
 

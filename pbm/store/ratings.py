@@ -66,7 +66,8 @@ class Ratings(Repository):
     def changes(self, result_id: int) -> list[RatingChangeRecord]:
         return self._records(
             RatingChangeRecord,
-            "SELECT * FROM rating_changes WHERE result_id = ? ORDER BY userid", (result_id,)
+            "SELECT * FROM rating_changes WHERE result_id = ? ORDER BY userid",
+            (result_id,),
         )
 
     def clear(self, games):

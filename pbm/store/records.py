@@ -180,7 +180,6 @@ class OutboxEntry(NamedTuple):
     sent_at: str | None
 
 
-
 class OutboxHealth(NamedTuple):
     """How many mails wait in one state, and since when the oldest: `pbm status`."""
 

@@ -5,8 +5,16 @@ from .repository import Repository
 
 
 class ReplyTokens(Repository):
-    def add(self, token_id: str, game: str, number: int, userid: str, move_number: int,
-            created_at: str, expires_at: str):
+    def add(
+        self,
+        token_id: str,
+        game: str,
+        number: int,
+        userid: str,
+        move_number: int,
+        created_at: str,
+        expires_at: str,
+    ):
         self.conn.execute(
             "INSERT INTO reply_tokens (id, game, number, userid, move_number, created_at, "
             "expires_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
@@ -14,8 +22,9 @@ class ReplyTokens(Repository):
         )
 
     def get(self, token_id: str) -> ReplyTokenRecord | None:
-        return self._record(ReplyTokenRecord, "SELECT * FROM reply_tokens WHERE id = ?",
-                            (token_id,))
+        return self._record(
+            ReplyTokenRecord, "SELECT * FROM reply_tokens WHERE id = ?", (token_id,)
+        )
 
     def delete_expired(self, at: str) -> int:
         return self.conn.execute("DELETE FROM reply_tokens WHERE expires_at <= ?", (at,)).rowcount

@@ -63,8 +63,14 @@ class Users(Repository):
     def delete(self, userid: str, at: str):
         """Keep the userid as a tombstone so it is never reused; erase the rest."""
         self.conn.execute("DELETE FROM addresses WHERE userid = ?", (userid,))
-        for table in ("password_resets", "subscriptions", "subscribe_all", "notify_board", "notify_game",
-                      "challenge_settings"):
+        for table in (
+            "password_resets",
+            "subscriptions",
+            "subscribe_all",
+            "notify_board",
+            "notify_game",
+            "challenge_settings",
+        ):
             self.conn.execute(f"DELETE FROM {table} WHERE userid = ?", (userid,))
         self.conn.execute(
             "UPDATE users SET password_hash = NULL, status = 'deleted', deleted_at = ? "
@@ -92,13 +98,15 @@ class Users(Repository):
     def challenge_settings(self, game: str, userid: str) -> ChallengeSettingsRecord | None:
         return self._record(
             ChallengeSettingsRecord,
-            "SELECT * FROM challenge_settings WHERE game = ? AND userid = ?", (game, userid)
+            "SELECT * FROM challenge_settings WHERE game = ? AND userid = ?",
+            (game, userid),
         )
 
     def challenge_settings_of(self, userid: str) -> list[ChallengeSettingsRecord]:
         return self._records(
             ChallengeSettingsRecord,
-            "SELECT * FROM challenge_settings WHERE userid = ? ORDER BY game", (userid,)
+            "SELECT * FROM challenge_settings WHERE userid = ? ORDER BY game",
+            (userid,),
         )
 
     def set_challenge_limit(self, game: str, userid: str, limit: int | None):
@@ -135,9 +143,7 @@ class Users(Repository):
         )
 
     def start_vacation(self, userid: str, at: str):
-        self.conn.execute(
-            "INSERT INTO vacations (userid, started_at) VALUES (?, ?)", (userid, at)
-        )
+        self.conn.execute("INSERT INTO vacations (userid, started_at) VALUES (?, ?)", (userid, at))
 
     def end_vacation(self, userid: str, at: str, ended_by: str):
         self.conn.execute(
@@ -151,8 +157,9 @@ class Users(Repository):
         )
 
     def pbmserv_subjects(self, userid: str) -> bool:
-        return bool(self._value(
-            "SELECT pbmserv_subjects FROM mail_settings WHERE userid = ?", (userid,)))
+        return bool(
+            self._value("SELECT pbmserv_subjects FROM mail_settings WHERE userid = ?", (userid,))
+        )
 
     def set_pbmserv_subjects(self, userid: str, on: bool):
         self.conn.execute(
@@ -181,5 +188,6 @@ class Users(Repository):
         )
 
     def set_digest_sent(self, userid: str, at: str):
-        self.conn.execute("UPDATE mail_settings SET digest_sent_at = ? WHERE userid = ?",
-                          (at, userid))
+        self.conn.execute(
+            "UPDATE mail_settings SET digest_sent_at = ? WHERE userid = ?", (at, userid)
+        )

@@ -9,7 +9,9 @@ from .repository import Repository
 class Votes(Repository):
     def get(self, board_id: int) -> VoteRecord | None:
         return self._record(
-            VoteRecord, "SELECT * FROM votes WHERE board_id = ?", (board_id,),
+            VoteRecord,
+            "SELECT * FROM votes WHERE board_id = ?",
+            (board_id,),
             decode={"accepted": json.loads},
         )
 
@@ -33,8 +35,7 @@ class Votes(Repository):
 
     def queued(self, board_id: int, seat: int) -> QueuedRecord | None:
         return self._record(
-            QueuedRecord,
-            "SELECT * FROM queued WHERE board_id = ? AND seat = ?", (board_id, seat)
+            QueuedRecord, "SELECT * FROM queued WHERE board_id = ? AND seat = ?", (board_id, seat)
         )
 
     def set_queued_move(self, board_id: int, seat: int, text, guard, comment):
@@ -74,7 +75,8 @@ class Votes(Repository):
     def submission(self, board_id: int, seat: int) -> SubmissionRecord | None:
         return self._record(
             SubmissionRecord,
-            "SELECT * FROM submissions WHERE board_id = ? AND seat = ?", (board_id, seat)
+            "SELECT * FROM submissions WHERE board_id = ? AND seat = ?",
+            (board_id, seat),
         )
 
     def set_submission(self, board_id: int, seat: int, text, guard, comment, move_number):
