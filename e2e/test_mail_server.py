@@ -33,6 +33,7 @@ from demo import MOVES  # noqa: E402  (the demo's game: White wins on the ninth 
 
 PASSWORDS = {"alice": "wonderland", "bob": "builder1"}
 BUSY_PLY = 5
+REPLY_PLIES = (3, 4)  # played by replying to the board mail: the move alone, no password
 ADDRESS = {p: f"{p}@{PLAYER_DOMAIN}" for p in PLAYERS}
 
 
@@ -72,19 +73,19 @@ def mailboxes(mail_host):
     return Mailboxes()
 
 
-def command_mail(player, subject, body=""):
+def command_mail(player, subject, body="", to=SERVER):
     message = EmailMessage()
     message["From"] = f"{player.title()} <{ADDRESS[player]}>"
-    message["To"] = SERVER
+    message["To"] = to
     message["Subject"] = subject
     message["Message-ID"] = make_msgid(domain=PLAYER_DOMAIN)
     message.set_content(body or "\n")
     return message
 
 
-def send(player, subject, body=""):
+def send(player, subject, body="", to=SERVER):
     """Alice uses the local sendmail, Bob talks SMTP to 127.0.0.1:25."""
-    message = command_mail(player, subject, body)
+    message = command_mail(player, subject, body, to)
     if player == "alice":
         subprocess.run(
             ["/usr/sbin/sendmail", "-i", "-f", ADDRESS[player], "-t"],
@@ -93,7 +94,7 @@ def send(player, subject, body=""):
         )
     else:
         with smtplib.SMTP("127.0.0.1", 25, local_hostname=f"laptop.{PLAYER_DOMAIN}") as client:
-            client.send_message(message, from_addr=ADDRESS[player], to_addrs=[SERVER])
+            client.send_message(message, from_addr=ADDRESS[player], to_addrs=[to])
     return message
 
 
@@ -159,17 +160,25 @@ def play_game(journal, mailboxes, board, deferral_fragments):
     """alice challenges bob and wins in nine moves; at BUSY_PLY the database is held locked,
     so the delivery must be deferred (the log line holds `deferral_fragments`), and then,
     once the lock is gone and the queue flushed, carried out exactly once."""
+    subject_of_game = f"KnightPanic Board {board}: alice vs bob"
     send("alice", "knightpanic challenge alice bob")
     got = mailboxes.take({"alice": 1, "bob": 1})
-    for player in PLAYERS:
+    for player, side in zip(PLAYERS, ("White", "Black")):
         [mail] = got[player]
-        assert mail["Subject"] == f"New KnightPanic Board {board} alice"
+        assert mail["Subject"] == subject_of_game
+        assert f"You are {side}." in mail.get_content()
         assert_sane(mail, player)
+    latest = {player: got[player][0] for player in PLAYERS}
 
     for ply, move in enumerate(MOVES, start=1):
         mover, waiting = ("alice", "bob") if ply % 2 else ("bob", "alice")
         subject = f"knightpanic move {board} {mover} {PASSWORDS[mover]} {move}#{ply}"
-        if ply == BUSY_PLY:
+        if ply in REPLY_PLIES:
+            # Through Postfix to pbm+<token>@: the envelope recipient carries the token.
+            reply_to = parseaddr(latest[mover]["Reply-To"])[1]
+            assert reply_to.startswith("pbm+") and reply_to.endswith(f"@{SERVER_DOMAIN}")
+            send(mover, f"Re: {subject_of_game}", body=f"{move}\nply {ply}", to=reply_to)
+        elif ply == BUSY_PLY:
             deferred_before = len(log_lines(*deferral_fragments))
             with DatabaseLock(journal):
                 send(mover, subject, body=f"ply {ply}")
@@ -185,13 +194,14 @@ def play_game(journal, mailboxes, board, deferral_fragments):
         got = mailboxes.take({"alice": 1, "bob": 1})
         for player in PLAYERS:
             [mail] = got[player]
+            latest[player] = mail
             assert_sane(mail, player)
             body = mail.get_content()
             assert f"{mover} writes:\nply {ply}" in body
+            assert mail["Subject"] == subject_of_game
             if ply < len(MOVES):
-                assert mail["Subject"] == f"KnightPanic Board {board} {waiting} **"
+                assert f"It is {waiting}'s turn." in body
             else:
-                assert mail["Subject"] == f"KnightPanic Board {board} **"
                 assert "Game won by alice." in body
 
 
