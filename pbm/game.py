@@ -6,7 +6,7 @@ import textwrap
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 State = Any
 
@@ -34,10 +34,11 @@ class Outcome:
 
 
 # -- declared options ----------------------------------------------------------------------
+# NamedTuples rather than frozen dataclasses: every mail process defines them, and a
+# NamedTuple is several times cheaper to define.
 
 
-@dataclass(frozen=True)
-class Number:
+class Number(NamedTuple):
     """`-name=N`: a whole number from low to high, or one of choices."""
 
     name: str
@@ -83,8 +84,7 @@ class Number:
         raise _Refusal(f"{self.name} must be from {self.span()}{unit}{example}")
 
 
-@dataclass(frozen=True)
-class Flag:
+class Flag(NamedTuple):
     """`-name`: on when given, off by default; `excludes` names a flag it cannot go with."""
 
     name: str
@@ -115,8 +115,7 @@ class Flag:
         return f": {self.why}" if self.why else ""
 
 
-@dataclass(frozen=True)
-class Switch:
+class Switch(NamedTuple):
     """`-off` (the default) or `-on`, stored as options[on]: True for `-on`."""
 
     on: str
