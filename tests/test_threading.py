@@ -47,8 +47,8 @@ def test_a_whole_game_threads_by_subject_and_references(harness):
     assert bob_mails[2]["In-Reply-To"] == sent[2]
     # Whose turn it is stands in the first lines of the body instead.
     assert "It is alice's turn." in alice_mails[2].get_content()
-    assert "You are White." in bob_mails[2].get_content()  # bob took White by the swap
-    assert "You are Black." in alice_mails[2].get_content()
+    assert "You are White (w)." in bob_mails[2].get_content()  # bob took White by the swap
+    assert "You are Black (b)." in alice_mails[2].get_content()
 
 
 def test_pbmserv_subjects_are_kept_for_a_user_who_chooses_them(harness):
