@@ -520,7 +520,9 @@ class Context:
             return (
                 "Your Subject line is empty: the command goes in the Subject, and the body "
                 "is a comment for the other players. Send the mail again with the command "
-                "as its Subject."
+                "as its Subject. Or, to play on a board, reply to your latest mail about it "
+                "with just the move on the first line: a reply needs no Subject and no "
+                "password."
             )
         spec = error.game_command
         positions = spec.auth_positions(error.words) if spec is not None else None
