@@ -104,7 +104,7 @@ def _clean_board(ctx, board_id, mode, report):
             elif now - created >= nag_after and _may_nag(vote.last_nag_at, None, now):
                 deadline = start + forfeit_after
                 text = (
-                    f"You still have to accept or reject the {VOTE_NAMES[vote.kind]} on "
+                    f"Reminder: you still have to accept or reject the {VOTE_NAMES[vote.kind]} on "
                     f"{board.title_name}. If you do not answer by {show_time(deadline)}, you will "
                     "accept it automatically."
                 )
@@ -134,7 +134,7 @@ def _clean_board(ctx, board_id, mode, report):
         report.append(f"{board.title_name}: {userid} forfeits (no move)")
     elif now - last_move >= nag_after and _may_nag(row.last_nag_at, row.last_move_at, now):
         text = (
-            f"It is your move on {board.title_name}. You have not moved in "
+            f"Reminder: it is your move on {board.title_name}. You have not moved in "
             f"{_days(now - last_move)} days. If you do not move by "
             f"{show_time(idle_since + forfeit_after)}, you will forfeit."
         )
@@ -161,7 +161,8 @@ def _nag(ctx, board, userid, text):
         ),
     )
     body = ctx.render("mail/nag.txt", text=text, summary=summary)
-    ctx.mail_user(userid, f"Nag: {board.title_name} {userid}", body, "nag", board=board)
+    subject = ctx.thread_subject(board, userid, f"Nag: {board.title_name} {userid}")
+    ctx.mail_user(userid, subject, body, "nag", board=board)
 
 
 def _archive(ctx, games, report):

@@ -520,7 +520,9 @@ class Context:
             return (
                 "Your Subject line is empty: the command goes in the Subject, and the body "
                 "is a comment for the other players. Send the mail again with the command "
-                "as its Subject."
+                "as its Subject. Or, to play on a board, reply to your latest mail about it "
+                "with just the move on the first line: a reply needs no Subject and no "
+                "password."
             )
         spec = error.game_command
         positions = spec.auth_positions(error.words) if spec is not None else None
@@ -575,10 +577,15 @@ class Context:
                 "mail/board.txt",
                 **self.board_context(board, self.userid, full_moves=True, timing=True),
             )
+        # The thread's References, so Thunderbird and mutt file it with the board; its own
+        # subject, so the refusal stands out (docs/spec/server.md §5.3). No reply token: it
+        # does not ask for a move, it says why one was not made.
         self.reply(
             subject,
             self.render("mail/error.txt", message=message, summary=summary, quoted=quoted),
             kind="error",
+            board=board,
+            token=False,
         )
 
     # -- authentication and lookups ---------------------------------------------------
@@ -669,11 +676,13 @@ class Context:
     def render(self, template: str, **values) -> str:
         return self.server.render(template, **values)
 
-    def reply(self, subject: str, body: str, kind: str = "reply", board=None):
-        """A direct answer to whoever sent the command; about `board`, it can be answered
-        by a reply (docs/spec/server.md §11.3)."""
+    def reply(self, subject: str, body: str, kind: str = "reply", board=None, token=True):
+        """A direct answer to whoever sent the command; about `board`, it joins the board's
+        thread and, with `token`, can be answered by a reply (docs/spec/server.md §11.3)."""
         to = [self.request.sender] if self.request.sender else []
-        headers = self.reply_headers(board, self.userid) if to else {}
+        headers = {}
+        if to:
+            headers = (self.reply_headers if token else self.thread_headers)(board, self.userid)
         self.mails.append(
             Mail(kind, subject, body, to, reply=True, to_sender=True, headers=headers)
         )
@@ -688,9 +697,11 @@ class Context:
         reply=False,
         wrap=True,
         board=None,
+        token=True,
     ):
-        """A mail to a user's addresses; about `board`, one they play on, it can be answered
-        by a reply (docs/spec/server.md §11.3)."""
+        """A mail to a user's addresses; about `board`, it joins the board's thread and, on
+        one they play on and with `token`, can be answered by a reply (docs/spec/server.md
+        §11.3)."""
         addresses = addresses if addresses is not None else self.store.users.addresses(userid)
         if kind in CAPPED_KINDS and self._mail_cap_reached(userid):
             log.warning("mail cap: %s mail to %s not sent", kind, userid)
@@ -705,17 +716,21 @@ class Context:
                     userid=userid,
                     reply=reply,
                     wrap=wrap,
-                    headers=self.reply_headers(board, userid),
+                    headers=(self.reply_headers if token else self.thread_headers)(board, userid),
                 )
             )
+
+    def thread_headers(self, board, userid) -> dict:
+        """References to the board's thread for this recipient."""
+        if board is None or board.id is None:
+            return {}
+        return {"References": self.thread_root(board, userid)}
 
     def reply_headers(self, board, userid) -> dict:
         """References to the board's thread for this recipient; and Reply-To with a fresh
         token, for a player still playing on a running board."""
-        if board is None or board.id is None:
-            return {}
-        headers = {"References": self.thread_root(board, userid)}
-        if userid is None or not board.active or not board.playing_seats_of(userid):
+        headers = self.thread_headers(board, userid)
+        if not headers or userid is None or not board.active or not board.playing_seats_of(userid):
             return headers
         token = self.server.issue_token(board, userid, self.now)
         headers["Reply-To"] = reply_address(self.config, token)
@@ -744,11 +759,25 @@ class Context:
         """The subject of a board mail to `userid` (docs/spec/server.md §5.3): the same for
         the whole game, so a mail client threads it; pbmserv's, naming the player on move
         and ending in ` **` after a comment, for a user who chose it."""
-        if userid is None or not self.store.users.pbmserv_subjects(userid):
-            return f"{board.title_name}: {' vs '.join(board.seat_userids)}"
+        if not self._wants_pbmserv_subjects(userid):
+            return self._thread_subject(board)
         on_move = board.on_move_userid() if board.active else None
         subject = ("New " if new else "") + board.title_name + (f" {on_move}" if on_move else "")
         return subject + (" **" if board.row.comment_text else "")
+
+    def thread_subject(self, board, userid, pbmserv_subject: str) -> str:
+        """The subject of another mail about a board (a nag, a chat): the board's own, so
+        that it joins the board's thread in Gmail too; pbmserv's for a user who chose it."""
+        if self._wants_pbmserv_subjects(userid):
+            return pbmserv_subject
+        return self._thread_subject(board)
+
+    def _wants_pbmserv_subjects(self, userid) -> bool:
+        return userid is not None and self.store.users.pbmserv_subjects(userid)
+
+    @staticmethod
+    def _thread_subject(board) -> str:
+        return f"{board.title_name}: {' vs '.join(board.seat_userids)}"
 
     def thread_root(self, board, userid) -> str:
         """The Message-ID every mail about a board to one recipient refers to: one thread

@@ -14,6 +14,8 @@ RESERVED_MOVE_WORDS = frozenset(
     {"pass", "--", "swap", "resign", "propose", "undo", "accept", "reject", "cancel"}
 )
 GAME_NAME_RE = re.compile(r"[a-z][a-z0-9]{1,19}")
+SEAT_SYMBOL_MAX = 3  # a symbol is read inside a sentence: "You are Black (x)."
+SEAT_SYMBOL_RE = re.compile(rf"[!-~]{{1,{SEAT_SYMBOL_MAX}}}")  # printable ASCII, no space
 OPTION_NUMBER_RE = re.compile(r"\+?[0-9]{1,9}")
 HELP_WIDTH = 76
 
@@ -170,6 +172,9 @@ class BaseGame(ABC):
     name: str
     display_name: str
     player_names: tuple[str, ...]
+    # The symbol of each seat's pieces as the board legend shows it ("You are Black (x).");
+    # empty when the pieces have no one symbol per seat.
+    seat_symbols: tuple[str, ...] = ()
     min_players = 2
     max_players = 2
     swap_after: int | None = None

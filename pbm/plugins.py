@@ -8,7 +8,7 @@ from importlib.metadata import entry_points
 import pluggy
 
 from . import hookspecs
-from .game import GAME_NAME_RE, Number
+from .game import GAME_NAME_RE, SEAT_SYMBOL_MAX, SEAT_SYMBOL_RE, Number
 from .grammar import CLI_SUBCOMMANDS, reserved_command_words
 
 pm = pluggy.PluginManager("pbm")
@@ -36,6 +36,7 @@ def validate_game(game) -> None:
         problems.append(f'display_name "{display}" is a command word')
     if len(getattr(game, "player_names", ())) < getattr(game, "max_players", 0):
         problems.append("player_names must name every seat")
+    problems.extend(_symbol_problems(game))
     if not 1 <= game.min_players <= game.max_players:
         problems.append("min_players and max_players are inconsistent")
     if game.move_layout not in ("columns", "lines"):
@@ -43,6 +44,19 @@ def validate_game(game) -> None:
     problems.extend(_option_problems(getattr(game, "options", ())))
     if problems:
         raise PluginError(f"Game {getattr(game, 'name', game)!r}: " + "; ".join(problems))
+
+
+def _symbol_problems(game) -> list[str]:
+    symbols = getattr(game, "seat_symbols", ())
+    if not symbols:
+        return []
+    if not isinstance(symbols, tuple) or len(symbols) != game.max_players:
+        return ["seat_symbols must give one symbol per seat"]
+    if not all(isinstance(s, str) and SEAT_SYMBOL_RE.fullmatch(s) for s in symbols):
+        return [f"seat_symbols must be 1 to {SEAT_SYMBOL_MAX} printable characters without spaces"]
+    if len(set(symbols)) != len(symbols):
+        return ["two seats share a symbol"]
+    return []
 
 
 def _option_problems(options) -> list[str]:

@@ -183,6 +183,12 @@ def example_move(game, position, seat) -> str | None:
     return min(moves) if moves else game.forced_move(position.state)
 
 
+def _side(game, seat) -> str:
+    """A seat's colour with its symbol on the board when the game declares one: "Black (x)"."""
+    name = game.player_names[seat]
+    return f"{name} ({game.seat_symbols[seat]})" if game.seat_symbols else name
+
+
 def next_lines(board, viewer) -> list[str]:
     """What a player is asked to do next (docs/spec/server.md §11.3): their side, and when
     it is theirs to act the reply that does it and the full command to fall back on (with
@@ -193,7 +199,7 @@ def next_lines(board, viewer) -> list[str]:
     if not seats:
         return []
     game, position = board.game, board.position
-    sides = _join_names([game.player_names[s] for s in seats])
+    sides = _join_names([_side(game, s) for s in seats])
     lines = [f"You are {sides}."]
     command = f"{game.name} move {board.number} {viewer} <password>"
     pending = board.vote()

@@ -165,6 +165,31 @@ def test_bad_declarations_stop_start_up(option, problem):
         validate_game(Misdeclared())
 
 
+@pytest.mark.parametrize(
+    "symbols,problem",
+    [
+        (("o",), "seat_symbols must give one symbol per seat"),
+        (("o", "x", "+"), "seat_symbols must give one symbol per seat"),
+        (("o", ""), "seat_symbols must be 1 to 3 printable characters"),
+        (("o", "x x"), "seat_symbols must be 1 to 3 printable characters"),
+        (("o", "long"), "seat_symbols must be 1 to 3 printable characters"),
+        (("o", "\x1b"), "seat_symbols must be 1 to 3 printable characters"),
+        (("o", "o"), "two seats share a symbol"),
+    ],
+)
+def test_bad_seat_symbols_stop_start_up(symbols, problem):
+    class Misdeclared(Declared):
+        seat_symbols = symbols
+
+    with pytest.raises(PluginError, match=problem):
+        validate_game(Misdeclared())
+
+
+def test_seat_symbols_are_optional():
+    assert Declared.seat_symbols == ()
+    validate_game(Declared())
+
+
 # -- help <game> lists the declared options -----------------------------------------------
 
 
@@ -218,3 +243,13 @@ def test_every_built_in_game_parses_or_refuses_any_options(name, data):
     assert set(options) == set(defaults)
     state = played.initial_state(options, 2, 0)
     assert played.to_move(state) == 0
+
+
+@pytest.mark.parametrize("name", BUILT_IN)
+def test_every_built_in_game_declares_the_symbols_its_board_legend_shows(name):
+    played = get_games()[name]
+    validate_game(played)
+    seats = played.max_players
+    state = played.initial_state(played.parse_options({}, seats), seats, 0)
+    legend = f"{' '.join(played.seat_symbols)}  {', '.join(played.player_names[:seats])} "
+    assert any(line.startswith(legend) for line in played.render_board(state, None).split("\n"))

@@ -1,6 +1,8 @@
 """Issue 16: an error says what to send next. Each test sends a real mail and reads the
 whole answer the player gets."""
 
+import re
+
 from pbm.security import MASK
 from tests.mailpipe import command_mail
 
@@ -88,9 +90,17 @@ def test_a_command_in_the_body_under_an_empty_subject_is_pointed_to_the_subject(
     assert flat(body).startswith(
         "No command given\n\n"
         "Your Subject line is empty: the command goes in the Subject, and the body is a "
-        "comment for the other players. Send the mail again with the command as its Subject.\n"
+        "comment for the other players. Send the mail again with the command as its Subject. "
+        "Or, to play on a board, reply to your latest mail about it with just the move on the "
+        "first line: a reply needs no Subject and no password.\n"
     )
     assert "secret" not in body
+    # The advice holds: such a reply, again with an empty Subject, plays the move.
+    board_mail = [m for m in harness.mails("alice@example.org") if m["Reply-To"]][-1]
+    example = re.search(r"Reply with your move, e\.g\. `([^`]+)`", board_mail.get_content())[1]
+    reply = command_mail("alice@example.org", "", example)
+    assert harness.deliver(reply, envelope_recipients=[str(board_mail["Reply-To"])]).result.ok
+    assert "It is bob's turn." in harness.mails("alice@example.org")[-1].get_content()
 
 
 def test_show_with_a_password_suggests_showas_and_hides_the_password(harness):

@@ -272,8 +272,8 @@ def test_every_board_mail_says_what_to_do_next(players):
     harness.ok("knightpanic challenge alice bob", sender=ALICE)
     to_alice = latest_reply_to(harness, ALICE).get_content()
     to_bob = latest_reply_to(harness, BOB).get_content()
-    assert "You are White." in to_alice and "Please start the game alice." in to_alice
-    assert "You are Black." in to_bob and "Reply with" not in to_bob
+    assert "You are White (o)." in to_alice and "Please start the game alice." in to_alice
+    assert "You are Black (x)." in to_bob and "Reply with" not in to_bob
     example = re.search(
         r"Reply with your move, e\.g\. `([^`]+)`,\n"
         r"or send `knightpanic move 101 alice <password> \1#1`\.",

@@ -2,6 +2,10 @@
 stays the same for the whole game, a References root per board and recipient, In-Reply-To
 on the mails that answer a command; pbmserv's changing subjects for those who ask."""
 
+from click.testing import CliRunner
+
+from pbm.cli import cli
+from tests.conftest import body_of
 from tests.mailpipe import command_mail
 
 ALICE, BOB = "alice@example.org", "bob@example.org"
@@ -47,8 +51,8 @@ def test_a_whole_game_threads_by_subject_and_references(harness):
     assert bob_mails[2]["In-Reply-To"] == sent[2]
     # Whose turn it is stands in the first lines of the body instead.
     assert "It is alice's turn." in alice_mails[2].get_content()
-    assert "You are White." in bob_mails[2].get_content()  # bob took White by the swap
-    assert "You are Black." in alice_mails[2].get_content()
+    assert "You are White (w)." in bob_mails[2].get_content()  # bob took White by the swap
+    assert "You are Black (b)." in alice_mails[2].get_content()
 
 
 def test_pbmserv_subjects_are_kept_for_a_user_who_chooses_them(harness):
@@ -68,3 +72,59 @@ def test_pbmserv_subjects_are_kept_for_a_user_who_chooses_them(harness):
     harness.ok("knightpanic move 101 alice secret c1-a5", sender=ALICE)
     assert harness.mails(ALICE)[-1]["Subject"] == "KnightPanic Board 101: alice vs bob"
     assert "fixed or pbmserv" in harness.refused("subjects alice secret sometimes", sender=ALICE)
+
+
+def nag_after_a_week(harness, clock):
+    clock("2026-01-08T13:00:00")
+    result = CliRunner().invoke(cli, ["--home", str(harness.home), "cleanup"])
+    assert result.exit_code == 0, result.output
+
+
+def test_nags_chats_and_errors_about_a_board_join_its_thread(harness, clock):
+    harness.signup("alice", "bob")
+    clock("2026-01-01T12:00:00")
+    harness.ok("knightpanic challenge alice bob", sender=ALICE)
+    harness.new_mails()
+    thread = "KnightPanic Board 101: alice vs bob"
+    roots = {a: f"<knightpanic.101.{a.split('@')[0]}@localhost>" for a in (ALICE, BOB)}
+
+    harness.ok("knightpanic chat 101 bob secret", sender=BOB, body="Good luck!")
+    chats = harness.new_mails()
+    assert sorted(m["To"] for m in chats) == [ALICE, BOB]
+    for chat in chats:
+        assert chat["Subject"] == thread
+        assert chat["References"].split()[0] == roots[chat["To"]]
+        assert body_of(chat).startswith("bob writes on KnightPanic Board 101:\nGood luck!")
+        assert chat["Reply-To"] is None  # a reply to a chat is no move
+
+    bad = command_mail(ALICE, "knightpanic move 101 alice secret a1-a2", message_id="<bad@c.ex>")
+    assert not harness.deliver(bad).result.ok
+    [error] = harness.new_mails()
+    # Its own subject, so that the refusal stands out; in the thread by References.
+    assert error["Subject"] == "KnightPanic Board 101 Error"
+    assert error["In-Reply-To"] == "<bad@c.ex>"
+    assert error["References"] == f"{roots[ALICE]} <bad@c.ex>"
+
+    nag_after_a_week(harness, clock)
+    [nag] = harness.new_mails()
+    assert (nag["To"], nag["Subject"], nag["References"]) == (ALICE, thread, roots[ALICE])
+    assert body_of(nag).startswith("Reminder: it is your move on KnightPanic Board 101.")
+    assert nag["Reply-To"].startswith("pbm+")  # a nag asks for a move: a reply can make it
+
+
+def test_pbmserv_subjects_keep_the_nag_and_chat_subjects(harness, clock):
+    harness.signup("alice", "bob")
+    clock("2026-01-01T12:00:00")
+    harness.ok("subjects alice secret pbmserv", sender=ALICE)
+    harness.ok("knightpanic challenge alice bob", sender=ALICE)
+    harness.new_mails()
+    harness.ok("knightpanic chat 101 bob secret", sender=BOB, body="Good luck!")
+    subjects = {m["To"]: m["Subject"] for m in harness.new_mails()}
+    assert subjects == {
+        ALICE: "KnightPanic chat 101 bob",
+        BOB: "KnightPanic Board 101: alice vs bob",
+    }
+    nag_after_a_week(harness, clock)
+    [nag] = harness.new_mails()
+    assert nag["Subject"] == "Nag: KnightPanic Board 101 alice"
+    assert nag["References"] == "<knightpanic.101.alice@localhost>"

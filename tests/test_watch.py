@@ -22,8 +22,8 @@ def test_chat_reaches_the_audience_and_the_sender(game):
         "carol@example.org",
     ]
     for mail in mails:
-        assert mail["Subject"] == "KnightPanic chat 101 carol"
-        assert body_of(mail) == "Chat at KnightPanic Board 101\n\ncarol writes:\nGo alice!\n"
+        assert mail["Subject"] == "KnightPanic Board 101: alice vs bob"
+        assert body_of(mail) == "carol writes on KnightPanic Board 101:\nGo alice!\n"
     text = game.ok("knightpanic show 101", sender=None).printed[0].body
     assert "Go alice!" not in text
     assert "Nothing to send: the message body is empty" in game.refused(

@@ -114,6 +114,7 @@ class KnightLine(BaseGame):
     name = "knightline"
     display_name = "KnightLine"
     player_names = ("White", "Black", "Red")
+    seat_symbols = LETTERS
     min_players = 2
     max_players = 3
 

@@ -133,6 +133,7 @@ class KnightPanic(BaseGame):
     name = "knightpanic"
     display_name = "KnightPanic"
     player_names = ("White", "Black")
+    seat_symbols = SYMBOLS
     min_players = 2
     max_players = 2
 

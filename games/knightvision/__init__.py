@@ -107,6 +107,7 @@ class KnightVision(BaseGame):
     name = "knightvision"
     display_name = "KnightVision"
     player_names = COLOURS
+    seat_symbols = KNIGHT_SYMBOLS
     min_players = 2
     max_players = 2
     swap_after = 1

@@ -108,6 +108,7 @@ class Lox(BaseGame):
     name = "lox"
     display_name = "Lox"
     player_names = ("Red", "Blue")
+    seat_symbols = STONES
     min_players = 2
     max_players = 2
     swap_after = 1

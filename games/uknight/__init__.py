@@ -180,6 +180,7 @@ class Uknight(BaseGame):
     name = "uknight"
     display_name = "Uknight"
     player_names = COLOURS
+    seat_symbols = PLAIN
     min_players = 2
     max_players = 2
     swap_after = 1

@@ -27,15 +27,19 @@ def chat(ctx):
     text = ctx.request.body.strip("\n")
     if not text.strip():
         ctx.abort("Nothing to send: the message body is empty", board)
-    subject = f"{ctx.game.display_name} chat {board.number} {ctx.userid}"
+    chat_subject = f"{ctx.game.display_name} chat {board.number} {ctx.userid}"
     body = ctx.render("mail/chat.txt", board=board, userid=ctx.userid, text=text)
     recipients = []
+    # In the board's thread, without a reply token: a reply to a chat is likely a chat,
+    # which a token would read as a move.
     for userid in board.audience():
         addresses = ctx.store.users.addresses(userid)
-        ctx.mail_user(userid, subject, body, "chat", addresses)
+        subject = ctx.thread_subject(board, userid, chat_subject)
+        ctx.mail_user(userid, subject, body, "chat", addresses, board=board, token=False)
         recipients.extend(addresses)
     if not ctx.sender_is_among(recipients):
-        ctx.reply(subject, body, kind="chat")
+        subject = ctx.thread_subject(board, ctx.userid, chat_subject)
+        ctx.reply(subject, body, kind="chat", board=board, token=False)
 
 
 def _board_first(args) -> bool:
