@@ -185,7 +185,8 @@ class Server:
                 None,
                 (
                     "This reply address is not valid. Reply to the latest mail "
-                    "about your board, or send the command with your password."
+                    "about your board or password reset, or send the command with "
+                    "your password."
                 ),
             )
         if not self.sender_is_registered(row.userid, request.sender):
