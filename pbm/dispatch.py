@@ -19,7 +19,16 @@ from .mailout import Mail, deliver, queue
 from .plugins import GameCatalog, get_migration_sets, registered_game
 from .ratings import rating_lines
 from .replies import LIFETIME as TOKEN_LIFETIME
-from .replies import Grant, mac_matches, new_token, reply_address, split_token, token_command
+from .replies import (
+    TOKEN_PASSWORD,
+    Grant,
+    ResetGrant,
+    mac_matches,
+    new_token,
+    reply_address,
+    split_token,
+    token_command,
+)
 from .request import Request, Result
 from .security import (
     hash_password,
@@ -124,10 +133,18 @@ class Server:
             return self._duplicate(request)
         grant, text = None, request.text
         if request.token is not None:
-            grant, text, problem = self._token_command(request)
+            reset = self.store.users.reset_by_token(split_token(request.token)[0])
+            if reset is not None:
+                grant, text, problem = self._reset_token_command(request, reset)
+                # The reply's first line is a new password: nothing the reply says is kept or
+                # quoted, only the command built here, whose password the quote masks.
+                request = replace(request, text=text[0] if text else "", body="", body_lines=[])
+            else:
+                grant, text, problem = self._token_command(request)
+                if problem is None:
+                    request = replace(request, body=self._token_body(request, text))
             if problem is not None:
                 return self.refuse_message(request, problem)
-            request = replace(request, body=self._token_body(request, text))
             text = text[0]
         try:
             parsed, grammar_error = parse(text, self.games, self._timeouts()), None
@@ -168,7 +185,8 @@ class Server:
                 None,
                 (
                     "This reply address is not valid. Reply to the latest mail "
-                    "about your board, or send the command with your password."
+                    "about your board or password reset, or send the command with "
+                    "your password."
                 ),
             )
         if not self.sender_is_registered(row.userid, request.sender):
@@ -202,6 +220,24 @@ class Server:
             )
         grant = Grant(row.game, row.number, row.userid, row.move_number)
         return grant, token_command(row.game, row.number, row.userid, request.text), None
+
+    @staticmethod
+    def _reset_token_command(request, reset):
+        """(grant, (reset command, ""), None) for a reply to a password reset mail, else
+        (None, None, what is wrong). The reset command checks the token, the sender and the
+        expiry itself, in its transaction, counting a failure as a wrong code."""
+        words = request.text.split()
+        if len(words) != 1:
+            return (
+                None,
+                None,
+                (
+                    "Write only your new password, one word without spaces, on the first "
+                    "line of your reply to the reset mail. Nothing was changed."
+                ),
+            )
+        grant = ResetGrant(reset.userid, reset.token_id)
+        return grant, (f"reset {reset.userid} {TOKEN_PASSWORD} {words[0]}", ""), None
 
     @staticmethod
     def _token_body(request, text) -> str:
@@ -452,8 +488,10 @@ class Context:
             with self.store.savepoint():
                 if self.spec.operator_only and not self.request.operator:
                     self.abort(operator_only_message(self.spec))
-                if self.grant is not None:
+                if isinstance(self.grant, Grant):
                     self._check_grant_is_current()
+                if isinstance(self.grant, ResetGrant) and self.spec.word != "reset":
+                    self.abort("This reply address is not valid for this command")
                 if self.spec.before_auth is not None:
                     self.spec.before_auth(self)
                 pair = self.parsed.auth_pair()
@@ -602,7 +640,7 @@ class Context:
 
     def authenticate(self, userid: str, password: str):
         userid = userid.lower()
-        if self.grant is not None:
+        if isinstance(self.grant, Grant):
             # The command was built from the token (replies.token_command), so it names the
             # token's own user and board; the check is kept against any other use.
             user = self.store.users.get(userid)
@@ -698,6 +736,7 @@ class Context:
         wrap=True,
         board=None,
         token=True,
+        headers=None,
     ):
         """A mail to a user's addresses; about `board`, it joins the board's thread and, on
         one they play on and with `token`, can be answered by a reply (docs/spec/server.md
@@ -716,7 +755,10 @@ class Context:
                     userid=userid,
                     reply=reply,
                     wrap=wrap,
-                    headers=(self.reply_headers if token else self.thread_headers)(board, userid),
+                    headers={
+                        **(self.reply_headers if token else self.thread_headers)(board, userid),
+                        **(headers or {}),
+                    },
                 )
             )
 

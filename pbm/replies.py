@@ -6,6 +6,11 @@ A token is a random id and a truncated HMAC-SHA256 under secret.key of the id, g
 userid and move number, in base32; the id's row holds the same fields and the expiry. The
 token stands for the userid and password of exactly one user on exactly one board, for the
 board commands of REPLY_WORDS and moves, and never for an account command.
+
+A reset token (docs/spec/server.md §3.2.3) has the same shape, but its id lives in the
+account's password_resets row, never in reply_tokens, and its MAC is taken over a message
+that starts with RESET_KIND, which no board token's message can (a board token's id is
+base32, without a dash): a board token never resets a password, a reset token never moves.
 """
 
 import base64
@@ -24,6 +29,7 @@ LIFETIME = timedelta(days=30)
 # Stands where the password would in the command a token reply runs. That command is built
 # by pbm, never read from a mail, and its context holds the grant: the word is not checked.
 TOKEN_PASSWORD = "(reply-token)"
+RESET_KIND = "password-reset"
 # The reply's first word, when it is one of these, names the command; any other first line
 # is a move. Chat takes no move-number guard: it changes nothing on the board.
 REPLY_WORDS = (
@@ -51,6 +57,14 @@ class Grant:
     move_number: int
 
 
+@dataclass(frozen=True)
+class ResetGrant:
+    """What a valid reset token lets its reply do: set the password of one account, once."""
+
+    userid: str
+    token_id: str
+
+
 def _b32(data: bytes) -> str:
     return base64.b32encode(data).decode("ascii").lower()
 
@@ -64,6 +78,22 @@ def new_token(key: bytes, game: str, number: int, userid: str, move_number: int)
     """(token id, token) for one recipient of one board mail."""
     token_id = _b32(secrets.token_bytes(ID_BYTES))
     return token_id, token_id + _mac(key, token_id, game, number, userid, move_number)
+
+
+def _reset_mac(key: bytes, token_id: str, userid: str) -> str:
+    message = "\0".join((RESET_KIND, token_id, userid)).encode()
+    return _b32(hmac.new(key, message, hashlib.sha256).digest()[:MAC_BYTES])
+
+
+def new_reset_token(key: bytes, userid: str):
+    """(token id, token) for the Reply-To of one password reset mail."""
+    token_id = _b32(secrets.token_bytes(ID_BYTES))
+    return token_id, token_id + _reset_mac(key, token_id, userid)
+
+
+def reset_mac_matches(key: bytes, token: str, userid: str) -> bool:
+    token_id, mac = split_token(token)
+    return hmac.compare_digest(mac, _reset_mac(key, token_id, userid))
 
 
 def split_token(token: str):

@@ -1,5 +1,6 @@
 """Password reset by mail (docs/spec/server.md §3.2.3): `forgot` mails a one-time code to the
-account's own addresses, `reset` sets a new password with it."""
+account's own addresses, `reset` sets a new password with it, and so does a reply to that mail
+whose first line is the new password (its reset token, replies.ResetGrant, stands for the code)."""
 
 import hashlib
 import hmac
@@ -8,6 +9,7 @@ from datetime import timedelta
 
 from ..clock import DAY, parse_stamp, show_time, stamp
 from ..grammar import command, is_valid_userid
+from ..replies import ResetGrant, new_reset_token, reply_address, reset_mac_matches
 from ..security import login_lock
 from .accounts import check_password
 
@@ -36,13 +38,20 @@ def forgot(ctx):
     if user is not None and user.status == "active" and _account_may_get_code(ctx, userid):
         code = new_code()
         expires = ctx.now + CODE_LIFETIME
+        token_id, token = new_reset_token(ctx.config.secret_key, userid)
         ctx.store.users.set_reset_code(
-            userid, code_digest(userid, code), stamp(ctx.now), stamp(expires)
+            userid, code_digest(userid, code), stamp(ctx.now), stamp(expires), token_id
         )
         body = ctx.render(
             "mail/password_reset.txt", userid=userid, code=code, expires=show_time(expires)
         )
-        ctx.mail_user(userid, f"Password reset for {userid}", body, "account")
+        ctx.mail_user(
+            userid,
+            f"Password reset for {userid}",
+            body,
+            "account",
+            headers={"Reply-To": reply_address(ctx.config, token)},
+        )
     ctx.reply(
         f"Password reset for {userid}",
         ctx.render("mail/password_reset_asked.txt", userid=userid),
@@ -69,7 +78,7 @@ def _account_may_get_code(ctx, userid) -> bool:
     secrets=(1, 2),
 )
 def reset(ctx):
-    """Sets a new password with the code a `forgot` mail gave."""
+    """Sets a new password with the code a `forgot` mail gave, or by a reply to that mail."""
     userid, code, password = ctx.args[0].lower(), ctx.args[1], ctx.args[2]
     lock = login_lock(ctx.store, ctx.config, userid, ctx.sender_key, ctx.now)
     if lock is not None:
@@ -85,13 +94,15 @@ def reset(ctx):
         and user.status == "active"
         and stored is not None
         and parse_stamp(stored.expires_at) > ctx.now
-        and hmac.compare_digest(stored.code_digest, code_digest(userid, code))
+        and _proves_reset(ctx, userid, code, stored)
     )
     if not valid:
         if ctx.sender_key:
             ctx.failed_logins.append(userid)
+        what = "reset code" if ctx.grant is None else "reset reply"
         ctx.abort(
-            f'Invalid or expired reset code for "{userid}"; send "forgot {userid}" for a new one'
+            f'Invalid or expired {what} for "{userid}" (it works once, for an hour, and a reply '
+            f'only from the addresses the reset mail went to); send "forgot {userid}" for a new one'
         )
     ctx.store.users.drop_reset_code(userid)
     ctx.store.users.set_password_hash(userid, ctx.password_hash(password))
@@ -104,3 +115,19 @@ def reset(ctx):
     ctx.mail_user(userid, f"Password changed for {userid}", body, "account")
     if not ctx.sender_is_among(ctx.store.users.addresses(userid)):
         ctx.reply(f"Password changed for {userid}", body, kind="account")
+
+
+def _proves_reset(ctx, userid, code, stored) -> bool:
+    """The code of the latest reset mail; or, for a reply to it, that mail's own token from
+    one of the addresses it went to. A board's reply token never gets here: the dispatcher
+    builds a reset command only for a token whose id is in password_resets."""
+    grant = ctx.grant
+    if grant is None:
+        return hmac.compare_digest(stored.code_digest, code_digest(userid, code))
+    return (
+        isinstance(grant, ResetGrant)
+        and grant.userid == userid
+        and stored.token_id == grant.token_id
+        and reset_mac_matches(ctx.config.secret_key, ctx.request.token, userid)
+        and ctx.sender_is_among(ctx.store.users.addresses(userid))
+    )

@@ -398,6 +398,14 @@ def m007_mail_settings(db):
     )
 
 
+@_core_step
+def m008_reset_reply_tokens(db):
+    """The id of the reply token a password reset mail carries (docs/spec/server.md
+    §3.2.3): kept apart from reply_tokens so that it can never stand for a board."""
+    db["password_resets"].add_column("token_id", str)
+    db["password_resets"].create_index(["token_id"], unique=True)
+
+
 class Store:
     """One connection to $PBM_HOME/pbm.db, its transactions, and one repository per concern."""
 

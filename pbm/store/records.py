@@ -69,6 +69,7 @@ class ResetCodeRecord(Record):
     code_digest: str
     created_at: str
     expires_at: str
+    token_id: str | None  # the id of the reset mail's reply token (replies.new_reset_token)
 
 
 class VacationRecord(Record):

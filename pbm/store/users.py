@@ -37,19 +37,26 @@ class Users(Repository):
             [(userid, address, i) for i, address in enumerate(addresses)],
         )
 
-    def set_reset_code(self, userid: str, code_digest: str, at: str, expires_at: str):
-        """A new code replaces any earlier one: only the latest mail's code works."""
+    def set_reset_code(
+        self, userid: str, code_digest: str, at: str, expires_at: str, token_id: str
+    ):
+        """A new code replaces any earlier one: only the latest mail's code and reply work."""
         self.conn.execute(
-            "INSERT INTO password_resets (userid, code_digest, created_at, expires_at) "
-            "VALUES (?, ?, ?, ?) ON CONFLICT (userid) DO UPDATE SET "
+            "INSERT INTO password_resets (userid, code_digest, created_at, expires_at, "
+            "token_id) VALUES (?, ?, ?, ?, ?) ON CONFLICT (userid) DO UPDATE SET "
             "code_digest = excluded.code_digest, created_at = excluded.created_at, "
-            "expires_at = excluded.expires_at",
-            (userid, code_digest, at, expires_at),
+            "expires_at = excluded.expires_at, token_id = excluded.token_id",
+            (userid, code_digest, at, expires_at, token_id),
         )
 
     def reset_code(self, userid: str) -> ResetCodeRecord | None:
         return self._record(
             ResetCodeRecord, "SELECT * FROM password_resets WHERE userid = ?", (userid,)
+        )
+
+    def reset_by_token(self, token_id: str) -> ResetCodeRecord | None:
+        return self._record(
+            ResetCodeRecord, "SELECT * FROM password_resets WHERE token_id = ?", (token_id,)
         )
 
     def drop_reset_code(self, userid: str):
