@@ -14,6 +14,7 @@ from email.utils import getaddresses
 
 from .bounds import (
     MAX_HEADER_BLOCK_BYTES,
+    READ_HEADERS,
     TooComplex,
     check_parsed,
     check_raw,
@@ -211,21 +212,7 @@ def read_limited(stream, limit: int):
 
 
 # What the loop guard and the answer need, when the rest of a mail is beyond reading.
-ANSWER_HEADERS = {
-    b"from",
-    b"reply-to",
-    b"return-path",
-    b"message-id",
-    b"subject",
-    b"content-type",
-    b"auto-submitted",
-    b"x-auto-response-suppress",
-    b"list-id",
-    b"list-unsubscribe",
-    b"list-post",
-    b"feedback-id",
-    b"precedence",
-}
+ANSWER_HEADERS = READ_HEADERS | {b"subject", b"content-type"}
 
 
 def answer_headers(raw: bytes) -> bytes:
