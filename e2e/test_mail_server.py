@@ -163,7 +163,7 @@ def play_game(journal, mailboxes, board, deferral_fragments):
     subject_of_game = f"KnightPanic Board {board}: alice vs bob"
     send("alice", "knightpanic challenge alice bob")
     got = mailboxes.take({"alice": 1, "bob": 1})
-    for player, side in zip(PLAYERS, ("White", "Black")):
+    for player, side in zip(PLAYERS, ("White (o)", "Black (x)")):
         [mail] = got[player]
         assert mail["Subject"] == subject_of_game
         assert f"You are {side}." in mail.get_content()
