@@ -144,12 +144,18 @@ class Config:
             return path.read_bytes()
         except FileNotFoundError:
             pass
-        try:
-            descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        except FileExistsError:
-            return path.read_bytes()
+        # Written whole under a private name, then linked into place: a process that loses
+        # the race reads the winner's complete key, never a half-written file.
+        draft = path.with_name(f".secret.key.{os.getpid()}.{secrets.token_hex(4)}")
+        descriptor = os.open(draft, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         with os.fdopen(descriptor, "wb") as handle:
             handle.write(secrets.token_bytes(32))
+        try:
+            os.link(draft, path)
+        except FileExistsError:
+            pass
+        finally:
+            draft.unlink()
         return path.read_bytes()
 
     @property
