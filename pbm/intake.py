@@ -153,7 +153,7 @@ def _alert(home: Path, cause: Cause) -> None:
     """Mail the operator directly: the outbox table lives in the database that may be the
     trouble. Maildir or SMTP, as configured; the defaults when pbm.ini is the trouble."""
     # deferred: start-up speed of the mail pipe (the early password check starts first)
-    from .mailout import Mail, _smtp_send, compose
+    from .mailout import Mail, compose, send_smtp, write_maildir
 
     config = Config.load(home, strict=False)
     operator = config.get("server.operator_address")
@@ -168,19 +168,9 @@ def _alert(home: Path, cause: Cause) -> None:
     )
     message = compose(config, mail).as_bytes()
     if config.get("smtp.host"):
-        _smtp_send(
-            config,
-            {
-                "recipients": json.dumps([operator]),
-                "envelope_from": config.get("server.bounce_address"),
-                "message": message,
-            },
-        )
-        return
-    name = f"alert-{int(time.time() * 1000)}-{os.getpid()}.pbm"
-    temporary = config.outbox_dir / "tmp" / name
-    temporary.write_bytes(message)
-    os.replace(temporary, config.outbox_dir / "new" / name)
+        send_smtp(config, config.get("server.bounce_address"), [operator], message)
+    else:
+        write_maildir(config, f"alert-{int(time.time() * 1000)}-{os.getpid()}.pbm", message)
 
 
 def main() -> int:

@@ -125,20 +125,29 @@ class PermanentDeliveryError(Exception):
 
 
 def _write_maildir(config, row) -> None:
-    """Write into tmp/ then rename into new/; the name is the row id, so a rewrite replaces."""
+    """An outbox row into the Maildir; the name is the row id, so a rewrite replaces."""
+    write_maildir(config, f"{int(row.id):010d}.pbm", row.message)
+
+
+def write_maildir(config, name: str, message: bytes) -> None:
+    """Write into tmp/ then rename into new/, synced: a reader never sees half a mail."""
     base = config.outbox_dir
     for sub in ("tmp", "new", "cur"):
         (base / sub).mkdir(parents=True, exist_ok=True)
-    name = f"{int(row.id):010d}.pbm"
     temporary = base / "tmp" / name
     with open(temporary, "wb") as handle:
-        handle.write(row.message)
+        handle.write(message)
         handle.flush()
         os.fsync(handle.fileno())
     os.replace(temporary, base / "new" / name)
 
 
 def _smtp_send(config, row) -> dict:
+    """An outbox row to the relay (send_smtp)."""
+    return send_smtp(config, row.envelope_from, row.recipients, row.message)
+
+
+def send_smtp(config, envelope_from: str | None, recipients: list[str], message: bytes) -> dict:
     """Hand the message to the relay; returns the recipients it refused {address: (code, text)}.
     Raises TransientDeliveryError or PermanentDeliveryError when nobody got it."""
     host, port = config.get("smtp.host"), config.number("smtp.port")
@@ -147,7 +156,6 @@ def _smtp_send(config, row) -> dict:
     import smtplib
 
     timeout = config.number("smtp.timeout")
-    recipients = row.recipients
     try:
         if security == "ssl":
             client = smtplib.SMTP_SSL(host, port, timeout=timeout)
@@ -158,7 +166,7 @@ def _smtp_send(config, row) -> dict:
                 client.starttls()
             if config.get("smtp.username"):
                 client.login(config.get("smtp.username"), config.get("smtp.password"))
-            return client.sendmail(row.envelope_from or "", recipients, row.message)
+            return client.sendmail(envelope_from or "", recipients, message)
     except smtplib.SMTPRecipientsRefused as error:
         return {a: (code, str(text)) for a, (code, text) in error.recipients.items()}
     except smtplib.SMTPResponseException as error:

@@ -9,6 +9,7 @@ they bind a service user."""
 
 import ctypes
 import os
+import shutil
 import signal
 import smtplib
 import subprocess
@@ -325,3 +326,29 @@ def test_the_operator_is_told_again_after_an_hour(home, project_env):
     state_file.write_text(json.dumps({kind: at - 3601 for kind, at in state.items()}))
     assert pipe(project_env, command_mail("alice@example.org", "help")).returncode == EX_TEMPFAIL
     assert len(inbox(home, seen).get(OPERATOR, [])) == 1
+
+
+def test_with_a_relay_the_operator_alert_goes_over_smtp(home, project_env):
+    """The alert cannot use the outbox table, so it is sent straight to the relay."""
+    from tests.test_delivery import free_port, start_relay
+
+    port = free_port()
+    with open(home / "pbm.ini", "a") as ini:
+        ini.write(f"[smtp]\nhost = 127.0.0.1\nport = {port}\n")
+    recorder, controller = start_relay(port)
+    try:
+        remove_db(home)
+        assert pipe(project_env, command_mail("alice@example.org", "help")).returncode == 75
+    finally:
+        controller.stop()
+    [envelope] = recorder.messages
+    assert envelope.rcpt_tos == [OPERATOR]
+    assert b"No database" in envelope.original_content
+
+
+def test_the_maildir_alert_makes_the_outbox_folders_it_needs(home, project_env):
+    shutil.rmtree(home / "outbox", ignore_errors=True)
+    remove_db(home)
+    assert pipe(project_env, command_mail("alice@example.org", "help")).returncode == 75
+    [alert] = (home / "outbox" / "new").iterdir()
+    assert b"No database" in alert.read_bytes()
