@@ -41,7 +41,7 @@ def run_cleanup(server, games=None, mode="full", dry_run=False) -> list[str]:
         # `pbm status` reports when cleanup last ran.
         _in_transaction(
             server,
-            dry_run,
+            False,
             lambda ctx: ctx.store.limits.audit(
                 stamp(ctx.now), "cleanup", detail={"mode": mode, "steps": len(report)}
             ),
@@ -61,10 +61,6 @@ def _in_transaction(server, dry_run, work, report, what):
     if error is not None:
         log.error("cleanup: %s failed and was skipped", what, exc_info=error)
         report.append(f"{what}: failed and skipped ({type(error).__name__}: {error})")
-
-
-def _days(delta: timedelta) -> int:
-    return int(delta.total_seconds() // 86400)
 
 
 def _clean_board(ctx, board_id, mode, report):
@@ -135,7 +131,7 @@ def _clean_board(ctx, board_id, mode, report):
     elif now - last_move >= nag_after and _may_nag(row.last_nag_at, row.last_move_at, now):
         text = (
             f"Reminder: it is your move on {board.title_name}. You have not moved in "
-            f"{_days(now - last_move)} days. If you do not move by "
+            f"{(now - last_move).days} days. If you do not move by "
             f"{show_time(idle_since + forfeit_after)}, you will forfeit."
         )
         _nag(ctx, board, userid, text)

@@ -16,7 +16,7 @@ from .clock import DAY, now, parse_stamp, show_time, stamp
 from .failures import TransientError, is_transient
 from .grammar import GrammarError, mask_unparsed, normalize, parse, with_suggestion
 from .mailout import Mail, deliver, queue
-from .plugins import GameCatalog, get_migration_sets, registered_game
+from .plugins import GameCatalog, get_migration_sets, load_game
 from .ratings import rating_lines
 from .replies import LIFETIME as TOKEN_LIFETIME
 from .replies import (
@@ -83,7 +83,7 @@ class Server:
     def __init__(self, config, store, games: dict | None = None):
         self.config = config
         self.store = store
-        self.templates = text_environment(config.home, registered_game)
+        self.templates = text_environment(config.home, load_game)
         if games is None:
             self.games = GameCatalog(on_load=self._use_game)
         else:
@@ -340,7 +340,11 @@ class Server:
         for a command that will get as far as its password."""
         checks = {}
         pair = parsed.auth_pair()
-        if not password_check_needed(self.store, self.config, request, pair[0] if pair else None):
+        # An early check exists only where the same gate passed a moment ago.
+        needed = early is not None or password_check_needed(
+            self.store, self.config, request, pair[0] if pair else None
+        )
+        if not needed:
             return checks
         if pair is not None:
             userid, password = pair

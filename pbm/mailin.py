@@ -184,18 +184,18 @@ def loop_reason(message, envelope_sender, config) -> str | None:
 
 
 def message_id_of(message) -> str | None:
-    """The Message-ID's token only, read from the raw header before any decoding; a token
+    """The Message-ID as `<token>`, read from the raw header before any decoding; a token
     that is not plain printable ASCII (headers.message_id_token) counts as none."""
     for name, value in message.raw_items():
         if name.lower() == "message-id":
             match = MESSAGE_ID_RE.search(re.sub(r"\r?\n[ \t]", " ", str(value)))
-            token = message_id_token(match.group(0)) if match else None
-            return token[1:-1] if token else None
+            return message_id_token(match.group(0)) if match else None
     return None
 
 
-def message_key(message, raw: bytes) -> str:
-    return message_id_of(message) or "sha256:" + hashlib.sha256(raw).hexdigest()
+def message_key(message_id: str | None, raw: bytes) -> str:
+    """The inbox key against duplicates: the Message-ID's token, else the mail's hash."""
+    return message_id[1:-1] if message_id else "sha256:" + hashlib.sha256(raw).hexdigest()
 
 
 def read_limited(stream, limit: int):
@@ -290,9 +290,9 @@ def read_message(
     if sender is None:
         log.info("dropped: no address to answer%s", f" ({problem})" if problem else "")
         return None, None
-    key = message_key(message, raw)
+    message_id = message_id_of(message)
+    key = message_key(message_id, raw)
     subject = _header(message, "Subject")
-    message_id = f"<{message_id_of(message)}>" if message_id_of(message) else None
     if too_large or problem:
         if too_large:
             refusal = f"Message too large (limit {limit} bytes); nothing was done"

@@ -147,12 +147,6 @@ def plugin_listing():
     )
 
 
-def registered_game(name: str):
-    """The registered game of that name, else None; loads only that game's own entry point
-    when the plugins are not loaded yet."""
-    return load_game(name)
-
-
 def load_game(name: str):
     """The game registered as `name`, importing only its own entry point when plugins are
     not loaded yet: a mail about one game should not import every game. None if unknown."""
