@@ -42,4 +42,5 @@ def seconds_between(earlier: str, later: datetime) -> int:
     return max(0, int((later - parse_stamp(earlier)).total_seconds()))
 
 
+HOUR = timedelta(hours=1)
 DAY = timedelta(days=1)

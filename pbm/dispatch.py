@@ -8,11 +8,10 @@ import logging
 import traceback
 from contextlib import contextmanager
 from dataclasses import replace
-from datetime import timedelta
 
 from . import commands  # noqa: F401  (registers every command with the grammar)
 from .boards import Board
-from .clock import DAY, now, parse_stamp, show_time, stamp
+from .clock import DAY, HOUR, now, parse_stamp, show_time, stamp
 from .failures import TransientError, is_transient
 from .grammar import GrammarError, mask_unparsed, normalize, parse, with_suggestion
 from .mailout import Mail, deliver, queue
@@ -43,7 +42,6 @@ from .summary import board_context
 from .templating import text_environment
 
 log = logging.getLogger("pbm.dispatch")
-HOUR = timedelta(hours=1)
 # Mail a user did not ask for, capped per day so nobody can be mail-bombed through us.
 CAPPED_KINDS = ("message", "chat", "new_board")
 

@@ -5,13 +5,12 @@ import hmac
 import secrets
 import threading
 from collections import OrderedDict
-from datetime import timedelta
 from functools import lru_cache
 
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
 
-from .clock import now, parse_stamp, stamp
+from .clock import HOUR, now, parse_stamp, stamp
 
 # At least the OWASP minimum for argon2id: m = 19 MiB, t = 2, p = 1.
 _hasher = PasswordHasher(time_cost=2, memory_cost=19 * 1024, parallelism=1)
@@ -123,8 +122,6 @@ def mask_secrets(text: str, secrets) -> str:
 
 # -- limits on guessing, checked before any argon2 work (issue 13.5) -------------------
 
-GUESS_WINDOW = timedelta(hours=1)
-
 
 def login_lock(store, config, userid: str, sender: str, moment):
     """(time it opens again, whether the whole account is locked) when a password of
@@ -133,15 +130,15 @@ def login_lock(store, config, userid: str, sender: str, moment):
     it, after more than failed_logins_per_account_per_hour from any sender."""
     if not sender:
         return None
-    since = stamp(moment - GUESS_WINDOW)
+    since = stamp(moment - HOUR)
     limit = config.number("limits.failed_logins_per_hour")
     failures = store.limits.auth_failures(userid, sender, since)
     if len(failures) > limit:
-        return parse_stamp(failures[-limit - 1]) + GUESS_WINDOW, False
+        return parse_stamp(failures[-limit - 1]) + HOUR, False
     limit = config.number("limits.failed_logins_per_account_per_hour")
     failures = store.limits.auth_failures_of_user(userid, since)
     if len(failures) > limit and sender not in {a.lower() for a in store.users.addresses(userid)}:
-        return parse_stamp(failures[-limit - 1]) + GUESS_WINDOW, True
+        return parse_stamp(failures[-limit - 1]) + HOUR, True
     return None
 
 
@@ -155,7 +152,7 @@ def password_check_needed(store, config, request, userid: str | None) -> bool:
     if not sender:
         return True
     moment = now()
-    recent = store.limits.rate_events("command", sender, stamp(moment - GUESS_WINDOW))
+    recent = store.limits.rate_events("command", sender, stamp(moment - HOUR))
     if len(recent) >= config.number("limits.commands_per_hour"):
         return False
     return userid is None or login_lock(store, config, userid.lower(), sender, moment) is None

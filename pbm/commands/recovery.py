@@ -113,7 +113,7 @@ def reset(ctx):
         operator=ctx.config.get("server.operator_address"),
     )
     ctx.mail_user(userid, f"Password changed for {userid}", body, "account")
-    if not ctx.sender_is_among(ctx.store.users.addresses(userid)):
+    if not ctx.server.sender_is_registered(userid, ctx.request.sender):
         ctx.reply(f"Password changed for {userid}", body, kind="account")
 
 
@@ -129,5 +129,5 @@ def _proves_reset(ctx, userid, code, stored) -> bool:
         and grant.userid == userid
         and stored.token_id == grant.token_id
         and reset_mac_matches(ctx.config.secret_key, ctx.request.token, userid)
-        and ctx.sender_is_among(ctx.store.users.addresses(userid))
+        and ctx.server.sender_is_registered(userid, ctx.request.sender)
     )
