@@ -272,6 +272,12 @@ class BaseGame(ABC):
     def forced_move(self, state: State) -> str | None:
         return None
 
+    def engine(self, state: State):
+        """A mutable position for search (pbm/engine.py); a game may return a faster one."""
+        from .engine import ContractEngine  # deferred: only robots and benchmarks search
+
+        return ContractEngine(self, state)
+
     def is_rated(self, options: dict) -> bool:
         return not any(name.startswith("handicap") and value for name, value in options.items())
 
