@@ -39,13 +39,14 @@ e2e: $(TEST_INSTALLED)
 	$(BIN)/python -m pytest -p no:cacheprovider -v e2e
 
 # The reliability suite at full size: 400 racing messages, 60 kills, 10x the fuzzing,
-# 10 variants of each mail bomb under rlimits, 200 clients x 1 MB against `pbm serve`.
+# 10 variants of each mail bomb under rlimits, 200 clients x 1 MB against `pbm serve`,
+# 2,000 random games a game against the frozen reference engines.
 stress: $(TEST_INSTALLED)
 	PBM_STRESS=1 $(BIN)/python -m pytest -q -s tests/test_concurrency.py tests/test_crashes.py \
 		tests/test_hostile.py tests/test_fuzz.py tests/test_delivery_faults.py tests/test_abuse.py \
 		tests/test_grammar.py tests/test_header_safety.py tests/test_password_masking.py \
 		tests/test_guessing.py tests/test_mail_bombing.py tests/test_bounded.py tests/test_curable.py \
-		tests/test_serve_load.py
+		tests/test_serve_load.py tests/test_engine_differential.py
 
 # Speed figures, each next to a reference measured in the same run (docs/performance.md).
 bench: $(INSTALLED)

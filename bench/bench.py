@@ -5,8 +5,8 @@
    raw rate of small SQLite write transactions on the same disk; argon2 reported apart.
 3. Latency of `move` and `show` with 100,000 finished boards and 10,000 users, next to
    the same with 100 boards.
-4. Every game: legal-move generation and random playouts per second from the start, and
-   the slowest legal-move listing met in random playouts.
+4. Every game's engine: random playouts and legal-move listing next to the engine frozen
+   before issue 21, on the same games (bench/engines.py).
 
 Options: --quick (smaller numbers, for a smoke run), --markdown FILE (write the figures).
 """
@@ -32,6 +32,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from click.testing import CliRunner  # noqa: E402
+from engines import engines  # noqa: E402  (bench/, the script's folder, leads sys.path)
 
 from pbm.cli import cli  # noqa: E402
 
@@ -394,49 +395,6 @@ def scaling(workdir: Path, big_boards: int, users: int, plies: int, repeats: int
     return big_move / small_move, big_show / small_show
 
 
-# -- 4. game engines -------------------------------------------------------------------------
-
-
-def engines(playouts: int):
-    from pbm.plugins import get_games
-
-    worst_overall = 0.0
-    for name, game in get_games().items():
-        options = game.parse_options({}, game.min_players)
-        state = game.initial_state(options, game.min_players, 1)
-        seat = game.to_move(state)
-        count, start = 0, time.perf_counter()
-        while time.perf_counter() - start < 0.5:
-            list(game.legal_moves(state, seat))
-            count += 1
-        listings = count / (time.perf_counter() - start)
-        rng = random.Random(5)
-        worst, plies, start = 0.0, 0, time.perf_counter()
-        for _ in range(playouts):
-            state = game.initial_state(options, game.min_players, rng.randrange(10**6))
-            for _ in range(3000):
-                seat = game.to_move(state)
-                if seat is None:
-                    break
-                t0 = time.perf_counter()
-                legal = list(game.legal_moves(state, seat))
-                worst = max(worst, time.perf_counter() - t0)
-                move = rng.choice(legal) if legal else game.forced_move(state)
-                state = game.apply_move(state, seat, move)
-                plies += 1
-        elapsed = time.perf_counter() - start
-        worst_overall = max(worst_overall, worst)
-        report(
-            f"{name} engine ({', '.join(f'{k}={v}' for k, v in options.items() if not isinstance(v, bool)) or 'defaults'})",
-            f"{listings:.0f} legal-move listings/s at the start; "
-            f"{playouts / elapsed:.1f} random playouts/s ({plies / elapsed:.0f} plies/s); "
-            f"slowest listing {worst * 1000:.2f} ms",
-            "limit 5 ms",
-            f"{worst * 1000 / 5:.2f}",
-        )
-    return worst_overall
-
-
 def machine() -> str:
     cpu = "unknown CPU"
     try:
@@ -485,7 +443,7 @@ def main():
                 10 if args.quick else 30,
             )
         if "engines" in wanted:
-            engines(3 if args.quick else 20)
+            engines(report, args.quick)
     if args.markdown:
         write_markdown(Path(args.markdown))
 

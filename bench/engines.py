@@ -1,0 +1,102 @@
+"""`make bench` section 4: every game's engine against the engine frozen before issue 21
+(tests/reference_engines/), on the same seeded random games in the same run.
+
+Figures per game and variant: random playouts a second through the search contract
+(game.engine) next to the same playouts through the reference (its plugin contract, as
+ContractEngine steps it), and the time to list the legal moves of the positions met at ply
+18 of those games (or the last before the end of a shorter one), next to the reference
+listing the same positions.
+"""
+
+import gc
+import random
+import time
+
+from pbm.engine import ContractEngine
+from pbm.plugins import get_games
+from tests.reference_engines import GAME_NAMES, largest, reference_game
+
+LISTING_PLY = 18  # where issue 21 compared Knight Line's listing with AbstractPlay's
+
+
+def random_game(engine, rng, positions):
+    """Play to the end, keeping a copy of the position at LISTING_PLY (or the last before
+    the end, in a shorter game) in positions."""
+    plies, kept = 0, None
+    while engine.to_move() is not None:
+        if plies <= LISTING_PLY:
+            kept = engine.copy()
+        engine.play(rng.choice(engine.legal_moves()))
+        plies += 1
+    if kept is not None:
+        positions.append(kept)
+
+
+def playout_seconds(make_engine, seeds) -> tuple[float, list]:
+    """The time to play one random game from each seed, and the positions met at ply 18."""
+    rng, positions = random.Random(1), []
+    start = time.perf_counter()
+    for seed in seeds:
+        random_game(make_engine(seed), rng, positions)
+    return time.perf_counter() - start, positions
+
+
+def listing_microseconds(positions, repeats) -> float:
+    gc.collect()  # the playouts' garbage would otherwise be collected on the clock of one side
+    start = time.perf_counter()
+    for _ in range(repeats):
+        for position in positions:
+            position.legal_moves()
+    return (time.perf_counter() - start) / (repeats * len(positions)) * 1e6
+
+
+def variant_name(raw, players) -> str:
+    shown = ", ".join(k if v is True else f"{k}={v}" for k, v in raw.items()) or "defaults"
+    return f"{shown}, {players} players"
+
+
+def engines(report, quick: bool):
+    games = get_games()
+    for name in GAME_NAMES:
+        reference = reference_game(name)
+        for raw, players in largest(reference) + [({}, reference.min_players)]:
+            compare(report, games[name], reference, raw, players, quick)
+
+
+def compare(report, game, reference, raw, players, quick):
+    count = 4 if quick else 20
+    options = reference.parse_options(raw, players)
+    first = random.Random(f"{game.name}{raw}").randrange(10**9)
+    seeds = [first + i for i in range(count)]
+
+    def old(seed):
+        return ContractEngine(reference, reference.initial_state(options, players, seed))
+
+    def new(seed):
+        return game.engine(game.initial_state(options, players, seed))
+
+    # Interleaved halves, so that a burst of load on the machine hits both alike.
+    old_seconds = new_seconds = 0.0
+    old_at, new_at = [], []
+    for half in (seeds[: count // 2], seeds[count // 2 :]):
+        seconds, at = playout_seconds(old, half)
+        old_seconds, old_at = old_seconds + seconds, old_at + at
+        seconds, at = playout_seconds(new, half)
+        new_seconds, new_at = new_seconds + seconds, new_at + at
+    label = variant_name(raw, players)
+    report(
+        f"{game.name} random playouts ({label})",
+        f"{count / new_seconds:.1f}/s",
+        f"frozen engine {count / old_seconds:.1f}/s",
+        f"{old_seconds / new_seconds:.1f}x",
+    )
+    if old_at and new_at:
+        repeats = 3 if quick else 20
+        old_listing = listing_microseconds(old_at, repeats)
+        new_listing = listing_microseconds(new_at, repeats)
+        report(
+            f"{game.name} legal-move listing at ply {LISTING_PLY} ({label})",
+            f"{new_listing:.1f} µs",
+            f"frozen engine {old_listing:.1f} µs",
+            f"{old_listing / new_listing:.1f}x",
+        )

@@ -1,0 +1,496 @@
+# games/hexgrid.py as it was at commit b11c3e1, frozen for the reference engines. Never edit it.
+"""Hexagonal board geometry shared by the hex games (docs/spec/games/hexgrid.md); no game rules.
+
+A cell is an axial ``(q, r)`` tuple. Two board shapes exist:
+
+- ``RhombusBoard(n)``: the n x n Hex board of KnightVision and Lox, named in Hex-board
+  notation (``a1``, ``k11``), row 1 drawn at the top;
+- ``HexHexBoard(base)``: the hexagon of Uknight, named in MindSports notation (``A1`` at the
+  bottom corner, ``E5`` the centre of base 5).
+
+Listing the legal moves of a position must take milliseconds, so every table a game looks
+up (neighbours, rays, knight cells, lines, edges) is built once per board size: boards are
+cached, and ``RhombusBoard(11) is RhombusBoard(11)``. Treat a board and its tables as
+read-only.
+"""
+
+import functools
+import re
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Collection, Iterable, Mapping
+
+Cell = tuple[int, int]
+Symbols = Mapping[Cell, str] | Callable[[Cell], str]
+
+# D0..D5 of docs/spec/games/hexgrid.md §1.1; D(i+3) is the opposite of D(i).
+DIRECTIONS: tuple[Cell, ...] = ((1, 0), (1, -1), (0, -1), (-1, 0), (-1, 1), (0, 1))
+
+# docs/spec/games/hexgrid.md §3.2 order: two steps along D0 then one along D5, two along D0 and one
+# along D1, ...
+KNIGHT_OFFSETS: tuple[Cell, ...] = (
+    (2, 1), (3, -1), (3, -2), (2, -3), (1, -3), (-1, -2),
+    (-2, -1), (-3, 1), (-3, 2), (-2, 3), (-1, 3), (1, 2),
+)  # fmt: skip
+_KNIGHT_OFFSET_SET = frozenset(KNIGHT_OFFSETS)
+
+
+def cube(cell: Cell) -> tuple[int, int, int]:
+    q, r = cell
+    return q, -q - r, r
+
+
+def distance(a: Cell, b: Cell) -> int:
+    dq, dr = b[0] - a[0], b[1] - a[1]
+    return max(abs(dq), abs(dr), abs(dq + dr))
+
+
+def step(cell: Cell, direction: int, times: int = 1) -> Cell:
+    dq, dr = DIRECTIONS[direction]
+    return cell[0] + times * dq, cell[1] + times * dr
+
+
+def opposite(direction: int) -> int:
+    return (direction + 3) % 6
+
+
+def line_direction(start: Cell, end: Cell) -> int | None:
+    """The direction leading from start to end along a line, or None (also when equal)."""
+    dq, dr = end[0] - start[0], end[1] - start[1]
+    if (dq, dr) == (0, 0) or (dq and dr and dq != -dr):
+        return None
+    length = max(abs(dq), abs(dr))
+    return DIRECTIONS.index((dq // length, dr // length))
+
+
+def cells_between(start: Cell, end: Cell) -> tuple[Cell, ...]:
+    """The cells strictly between two cells of one line; ValueError if not on a line."""
+    direction = line_direction(start, end)
+    if direction is None:
+        raise ValueError(f"{start} and {end} are not on one line")
+    return tuple(step(start, direction, i) for i in range(1, distance(start, end)))
+
+
+def is_knight_move(start: Cell, end: Cell) -> bool:
+    return (end[0] - start[0], end[1] - start[1]) in _KNIGHT_OFFSET_SET
+
+
+class HexBoard(ABC):
+    """Precomputed geometry of one board; use RhombusBoard or HexHexBoard.
+
+    Public attributes (all read-only):
+      size            n for a rhombus, the base b for a hexhex board
+      cells           every cell, ordered by letter then number (see sort_key)
+      neighbours      cell -> adjacent cells, in direction order D0..D5
+      neighbour_count cell -> len(neighbours[cell]) (docs/spec/games/hexgrid.md §5)
+      knights         cell -> its knight cells on the board, in docs/spec/games/hexgrid.md §3.2 order
+      rays            cell -> six tuples, ray d = cells along direction d to the edge
+      lines           every line of the board, each ordered along D0, D1 or D2
+      corners         the corner cells, in the spec's order round the board
+      edges           edge i = the straight side from corners[i] to corners[i + 1]
+      border          every cell with fewer than six neighbours
+      direction_names how D0..D5 look on this shape's picture
+    """
+
+    shape: str
+    direction_names: tuple[str, ...]
+    min_size: int
+    max_size: int
+
+    size: int
+    cells: tuple[Cell, ...]
+    neighbours: dict[Cell, tuple[Cell, ...]]
+    neighbour_count: dict[Cell, int]
+    knights: dict[Cell, tuple[Cell, ...]]
+    rays: dict[Cell, tuple[tuple[Cell, ...], ...]]
+    lines: tuple[tuple[Cell, ...], ...]
+    corners: tuple[Cell, ...]
+    edges: tuple[frozenset[Cell], ...]
+    border: frozenset[Cell]
+
+    def __new__(cls, size: int):
+        if type(size) is not int or not cls.min_size <= size <= cls.max_size:
+            raise ValueError(
+                f"a {cls.shape} board size must be an integer from {cls.min_size} "
+                f"to {cls.max_size}, not {size!r}"
+            )
+        return _built_board(cls, size)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.size})"
+
+    def __contains__(self, cell: object) -> bool:
+        return cell in self._cell_set
+
+    def __len__(self) -> int:
+        return len(self.cells)
+
+    # -- construction, once per (shape, size) ----------------------------------------
+
+    def _build(self, size: int) -> None:
+        self.size = size
+        self.cells = tuple(self._generate_cells())
+        self._cell_set = frozenset(self.cells)
+        self.rays = {cell: tuple(self._walk(cell, d) for d in range(6)) for cell in self.cells}
+        self.neighbours = {
+            cell: tuple(ray[0] for ray in rays if ray) for cell, rays in self.rays.items()
+        }
+        self.neighbour_count = {cell: len(near) for cell, near in self.neighbours.items()}
+        self.knights = {
+            cell: tuple(
+                target
+                for target in ((cell[0] + dq, cell[1] + dr) for dq, dr in KNIGHT_OFFSETS)
+                if target in self._cell_set
+            )
+            for cell in self.cells
+        }
+        self._lines_by_direction = tuple(
+            tuple(
+                (cell,) + self.rays[cell][d]
+                for cell in self.cells
+                if step(cell, opposite(d)) not in self._cell_set
+            )
+            for d in range(3)
+        )
+        self.lines = sum(self._lines_by_direction, ())
+        self.corners = self._corner_cells()
+        self.edges = tuple(
+            frozenset((corner,) + cells_between(corner, following) + (following,))
+            for corner, following in zip(self.corners, self.corners[1:] + self.corners[:1])
+        )
+        self.border = frozenset(cell for cell, count in self.neighbour_count.items() if count < 6)
+        self._names = {cell: self._format(cell) for cell in self.cells}
+        self._by_name = {name: cell for cell, name in self._names.items()}
+
+    def _walk(self, cell: Cell, direction: int) -> tuple[Cell, ...]:
+        ray = []
+        current = step(cell, direction)
+        while current in self._cell_set:
+            ray.append(current)
+            current = step(current, direction)
+        return tuple(ray)
+
+    # -- notation ----------------------------------------------------------------------
+
+    def name(self, cell: Cell) -> str:
+        """The canonical name of a cell of this board; KeyError for a cell off the board."""
+        return self._names[cell]
+
+    def names(self, cells: Iterable[Cell]) -> list[str]:
+        """Canonical names of the cells, sorted in notation order (e.g. for messages)."""
+        return [self._names[cell] for cell in sorted(cells, key=self.sort_key)]
+
+    def parse(self, text: str) -> Cell:
+        """The cell named by text, in any case; ValueError saying what is wrong otherwise."""
+        cell = self._by_name.get(self._normalise(text.strip()))
+        if cell is None:
+            raise ValueError(self._explain_bad_name(text.strip()))
+        return cell
+
+    @abstractmethod
+    def sort_key(self, cell: Cell) -> tuple[int, int]:
+        """Orders cells by letter, then by number, as names are usually listed."""
+
+    # -- lines and line of sight (docs/spec/games/hexgrid.md §2 and §4) ----------------
+
+    def sight(self, cell: Cell, occupied: Collection[Cell]) -> tuple[Cell | None, ...]:
+        """For each direction D0..D5, the first occupied cell on the ray, or None.
+
+        occupied is anything supporting `in` (a set, or a dict keyed by cell). The cell
+        itself is never part of its rays, so a stone standing on it is ignored.
+        """
+        seen: list[Cell | None] = []
+        for ray in self.rays[cell]:
+            first = None
+            for other in ray:
+                if other in occupied:
+                    first = other
+                    break
+            seen.append(first)
+        return tuple(seen)
+
+    def seen(self, cell: Cell, occupied: Collection[Cell]) -> list[Cell]:
+        """The stones the cell sees (at most one per direction), in direction order."""
+        return [other for other in self.sight(cell, occupied) if other is not None]
+
+    def seen_map(self, occupied: Collection[Cell]) -> dict[Cell, list[Cell]]:
+        """seen(cell, occupied) for every cell at once.
+
+        One sweep each way along every line instead of a walk per cell: about twice as fast
+        as calling seen() for each cell of a sparse 19x19 board.
+        """
+        firsts: dict[Cell, list[Cell | None]] = {cell: [None] * 6 for cell in self.cells}
+        for direction, lines in enumerate(self._lines_by_direction):
+            behind = opposite(direction)
+            for line in lines:
+                last = None
+                for cell in line:
+                    firsts[cell][behind] = last
+                    if cell in occupied:
+                        last = cell
+                last = None
+                for cell in reversed(line):
+                    firsts[cell][direction] = last
+                    if cell in occupied:
+                        last = cell
+        return {cell: [other for other in row if other is not None] for cell, row in firsts.items()}
+
+    # -- connectivity ------------------------------------------------------------------
+
+    def groups(self, cells: Iterable[Cell]) -> list[frozenset[Cell]]:
+        """The given cells split into groups connected through shared edges."""
+        remaining = set(cells)
+        found = []
+        while remaining:
+            frontier = [remaining.pop()]
+            group = set(frontier)
+            while frontier:
+                for near in self.neighbours[frontier.pop()]:
+                    if near in remaining:
+                        remaining.discard(near)
+                        group.add(near)
+                        frontier.append(near)
+            found.append(frozenset(group))
+        return found
+
+    def joins(self, cells: Iterable[Cell], edge: Collection[Cell], other: Collection[Cell]) -> bool:
+        """Whether some group of the cells touches both edges (a Hex-style chain)."""
+        return any(
+            not group.isdisjoint(edge) and not group.isdisjoint(other)
+            for group in self.groups(cells)
+        )
+
+    # -- subclass hooks ----------------------------------------------------------------
+
+    @abstractmethod
+    def _generate_cells(self) -> Iterable[Cell]: ...
+
+    @abstractmethod
+    def _corner_cells(self) -> tuple[Cell, ...]: ...
+
+    @abstractmethod
+    def _format(self, cell: Cell) -> str: ...
+
+    @abstractmethod
+    def _normalise(self, text: str) -> str: ...
+
+    @abstractmethod
+    def _explain_bad_name(self, text: str) -> str: ...
+
+
+@functools.cache
+def _built_board(cls: type[HexBoard], size: int) -> HexBoard:
+    board = object.__new__(cls)
+    board._build(size)
+    return board
+
+
+_NAME_RE = re.compile(r"([a-z])([0-9]+)", re.IGNORECASE)
+
+
+class RhombusBoard(HexBoard):
+    """The n x n Hex board (docs/spec/games/hexgrid.md §6): columns a.., rows 1..n, row 1 at the
+    top.
+
+    Corners (a1, last of row 1, last of row n, first of row n) and edges (top, right,
+    bottom, left) go clockwise round the picture. a1 and the last cell of row n are the
+    acute corners.
+    """
+
+    shape = "rhombus"
+    direction_names = ("right", "up-right", "up-left", "left", "down-left", "down-right")
+    min_size = 2
+    max_size = 26
+
+    @property
+    def top(self) -> frozenset[Cell]:
+        return self.edges[0]
+
+    @property
+    def right(self) -> frozenset[Cell]:
+        return self.edges[1]
+
+    @property
+    def bottom(self) -> frozenset[Cell]:
+        return self.edges[2]
+
+    @property
+    def left(self) -> frozenset[Cell]:
+        return self.edges[3]
+
+    def sort_key(self, cell: Cell) -> tuple[int, int]:
+        return cell
+
+    def _generate_cells(self) -> Iterable[Cell]:
+        return ((q, r) for q in range(self.size) for r in range(self.size))
+
+    def _corner_cells(self) -> tuple[Cell, ...]:
+        last = self.size - 1
+        return (0, 0), (last, 0), (last, last), (0, last)
+
+    def _format(self, cell: Cell) -> str:
+        return f"{chr(ord('a') + cell[0])}{cell[1] + 1}"
+
+    def _normalise(self, text: str) -> str:
+        return text.lower()
+
+    def _explain_bad_name(self, text: str) -> str:
+        n = self.size
+        where = f"the columns are a to {chr(ord('a') + n - 1)} and the rows 1 to {n}"
+        if not _NAME_RE.fullmatch(text):
+            return f'"{text}" is not a cell name: write a column letter and a row number, e.g. e5'
+        return f'"{text}" is not a cell of this {n}x{n} board: {where}'
+
+    def draw(self, symbols: Symbols, marks: Iterable[Cell] = ()) -> str:
+        """The Hex-board picture of docs/spec/games/hexgrid.md §6.3, one character per cell.
+
+        symbols gives each cell's character: a function of the cell, or a mapping where
+        missing cells are drawn "." . Cells in marks (e.g. the last move) are drawn in
+        brackets, "[R]", which take the place of the blanks around the cell; two marked
+        cells side by side share a "|", "[R|B]". Two blanks always stay between a row label
+        and the brackets, so no mark moves a label or a cell.
+        """
+        n = self.size
+        symbol = _symbol_function(self, symbols)
+        marked = _checked_marks(self, marks)
+        letters = " ".join(chr(ord("a") + q) for q in range(n))
+        picture = [" " * 7 + letters]
+        for r in range(n):
+            row_cells = [(q, r) for q in range(n)]
+            flags = [False] + [cell in marked for cell in row_cells] + [False]
+            row = "".join(
+                _separator(flags[i], flags[i + 1]) + symbol(cell)
+                for i, cell in enumerate(row_cells)
+            ) + _separator(flags[n], False)
+            label = str(r + 1)
+            picture.append(f"{' ' * r}{label:>4}  {row}  {label}")
+        picture.append(" " * (n + 7) + letters)
+        return "\n".join(picture)
+
+
+class HexHexBoard(HexBoard):
+    """The hexhex board of base b (docs/spec/games/hexgrid.md §7), MindSports notation, A1 at the
+    bottom corner.
+
+    Letter L and number N (0-based) are the axial (q, r) = (L, -N). Corners go round as in
+    docs/spec/games/hexgrid.md §7.2: A1, E1, I5, I9, E9, A5 on base 5.
+    """
+
+    shape = "hexhex"
+    direction_names = ("up-right", "up", "up-left", "down-left", "down", "down-right")
+    min_size = 2
+    max_size = 13
+
+    def sort_key(self, cell: Cell) -> tuple[int, int]:
+        return cell[0], -cell[1]
+
+    def _generate_cells(self) -> Iterable[Cell]:
+        span = 2 * self.size - 1
+        return (
+            (letter, -number)
+            for letter in range(span)
+            for number in range(span)
+            if abs(letter - number) <= self.size - 1
+        )
+
+    def _corner_cells(self) -> tuple[Cell, ...]:
+        side, span = self.size - 1, 2 * self.size - 2
+        return (0, 0), (side, 0), (span, -side), (span, -span), (side, -span), (0, -side)
+
+    def _format(self, cell: Cell) -> str:
+        return f"{chr(ord('A') + cell[0])}{1 - cell[1]}"
+
+    def _normalise(self, text: str) -> str:
+        return text.upper()
+
+    def _explain_bad_name(self, text: str) -> str:
+        span = 2 * self.size - 1
+        last_letter = chr(ord("A") + span - 1)
+        match = _NAME_RE.fullmatch(text)
+        if not match:
+            return f'"{text}" is not a cell name: write a letter and a number, e.g. E5'
+        letter = ord(match.group(1).upper()) - ord("A")
+        if letter >= span:
+            return (
+                f'"{text}" is not a cell of this base-{self.size} board: '
+                f"the letters are A to {last_letter}"
+            )
+        numbers = [1 - r for q, r in self.cells if q == letter]
+        line = chr(ord("A") + letter)
+        return (
+            f'"{text}" is not a cell of this base-{self.size} board: line {line} holds '
+            f"{line}{min(numbers)} to {line}{max(numbers)}"
+        )
+
+    def draw(self, symbols: Symbols, marks: Iterable[Cell] = ()) -> str:
+        """The hexhex picture for mail (docs/spec/games/hexgrid.md §7.4, pbm note): one text
+        row per number line, number 1 at the bottom, labelled on both ends.
+
+        Drawn like the rhombus picture, cells 2 characters apart and each row one character
+        further left than the row below, so a letter line runs up-left and the letters stand
+        above the top row and below the bottom row at the ends of their lines. symbols and
+        marks work as in RhombusBoard.draw.
+        """
+        b, span = self.size, 2 * self.size - 1
+        symbol = _symbol_function(self, symbols)
+        marked = _checked_marks(self, marks)
+        margin = max(b + 4, 2 * b - 2)  # room for the lowest left label and the top letters
+
+        def column(letter: int, number: int) -> int:  # 0-based letter and number
+            return margin + 2 * letter - number
+
+        letters = [chr(ord("A") + index) for index in range(span)]
+        picture = [_spread(letters, column(0, span - 1), column(span - 1, span - 1))]
+        for number in range(span - 1, -1, -1):
+            row_letters = range(max(0, number - (b - 1)), min(span - 1, number + b - 1) + 1)
+            row_cells = [(letter, -number) for letter in row_letters]
+            flags = [False] + [cell in marked for cell in row_cells] + [False]
+            row = "".join(
+                _separator(flags[i], flags[i + 1]) + symbol(cell)
+                for i, cell in enumerate(row_cells)
+            ) + _separator(flags[-2], False)
+            label = str(number + 1)
+            start = column(row_letters[0], number) - 1  # the separator before the first cell
+            picture.append(f"{' ' * (start - 4)}{label:>2}  {row}  {label}")
+        picture.append(_spread(letters, column(0, -1), column(span - 1, -1)))
+        return "\n".join(picture)
+
+
+def _spread(letters: list[str], first: int, last: int) -> str:
+    """The letters one every other column, the first in column first."""
+    assert last - first == 2 * (len(letters) - 1)
+    return " " * first + " ".join(letters)
+
+
+def _symbol_function(board: HexBoard, symbols: Symbols) -> Callable[[Cell], str]:
+    lookup = (lambda cell: symbols.get(cell, ".")) if isinstance(symbols, Mapping) else symbols
+
+    def checked(cell: Cell) -> str:
+        text = lookup(cell)
+        if not (
+            isinstance(text, str)
+            and len(text) == 1
+            and text.isascii()
+            and text.isprintable()
+            and text != " "
+        ):
+            raise ValueError(
+                f"the symbol for {board.name(cell)} must be one printable ASCII character "
+                f"other than a blank, not {text!r}"
+            )
+        return text
+
+    return checked
+
+
+def _checked_marks(board: HexBoard, marks: Iterable[Cell]) -> frozenset[Cell]:
+    marked = frozenset(marks)
+    strays = [cell for cell in marked if cell not in board]
+    if strays:
+        raise ValueError(f"cannot mark {strays}: not cells of {board!r}")
+    return marked
+
+
+def _separator(left_marked: bool, right_marked: bool) -> str:
+    if left_marked:
+        return "|" if right_marked else "]"
+    return "[" if right_marked else " "

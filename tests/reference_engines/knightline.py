@@ -1,0 +1,496 @@
+# The KnightLine engine as it was at commit b11c3e1, frozen: the oracle the differential test
+# (tests/test_engine_differential.py) and `make bench` hold the fast engine to. Never edit it.
+"""Knight Line (Stephen Tavener): split stacks by a knight's move; four stacks in a row win.
+
+The board is unbounded. A cell is (x, y), x growing to the right and y upwards, and keeps
+its name for the whole game (docs/spec/games/knightline.md §1). The state stores each stack as
+[x, y, seat, height], sorted by cell, and the grey tile of the promotion variants as [x, y].
+"""
+
+import math
+import re
+
+from pbm.game import BaseGame, Flag, MoveError, Number, Outcome
+
+WHITE, BLACK, RED = 0, 1, 2
+LETTERS = ("W", "B", "R")
+GREY_LETTER = "G"
+START_CELLS = ((0, 0), (1, 0), (0, -1))  # White, Black, Red (docs/spec/games/knightline.md §3)
+GREY_CELL = (0, 0)
+NEIGHBOURS = tuple((dx, dy) for dx in (-1, 0, 1) for dy in (-1, 0, 1) if dx or dy)
+KNIGHT_STEPS = ((1, 2), (2, 1), (2, -1), (1, -2), (-1, -2), (-2, -1), (-2, 1), (-1, 2))
+LINE_DIRECTIONS = ((1, 0), (0, 1), (1, 1), (1, -1))
+LINE_LENGTH = 4
+STACK_SIZES = range(10, 31)
+DEFAULT_STACK = 20
+# 5 characters of row label, 4 per cell and 4 of row label again: 16 cells fit in 76.
+PANEL_COLUMNS = 16
+
+NUMBER = r"([+-]?\d{1,6})"
+
+
+def cell_pattern(group: int) -> str:
+    """x,y with optional, balanced parentheses; group is the number of its "(" group."""
+    return rf"(\()?{NUMBER},{NUMBER}(?({group})\))"
+
+
+CELL_RE = re.compile(cell_pattern(1))
+MOVE_RE = re.compile(rf"{cell_pattern(1)}/{cell_pattern(4)}/\+?(\d{{1,6}})")
+MISSING_K_RE = re.compile(rf"{cell_pattern(1)}/{cell_pattern(4)}/?")
+
+NOTATION_HINT = "write FROM/TO/K with cells as x,y, e.g. 0,0/2,1/1 moves 1 tile from 0,0 to 2,1"
+
+
+def cell_text(cell) -> str:
+    return f"{cell[0]},{cell[1]}"
+
+
+def leading_cell_text(cell) -> str:
+    """A move text may not start with "-" (server contract), so a cell left of x=0 that
+    opens a move is written in parentheses: (-1,0)/1,1/3."""
+    return f"({cell_text(cell)})" if cell[0] < 0 else cell_text(cell)
+
+
+def move_text(source, destination, count) -> str:
+    return f"{leading_cell_text(source)}/{cell_text(destination)}/{count}"
+
+
+def tiles(count) -> str:
+    return f"{count} tile" if count == 1 else f"{count} tiles"
+
+
+def either(words) -> str:
+    words = list(words)
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " or " + words[-1]
+
+
+def cell_choices(cells) -> str:
+    """Cells to choose from, each in parentheses: "1,1, -1,0" would not say where a cell ends."""
+    return either(f"({cell_text(cell)})" for cell in cells)
+
+
+class Table:
+    """The occupied cells of a state, indexed for look-ups."""
+
+    def __init__(self, state):
+        self.stacks = {(x, y): (seat, height) for x, y, seat, height in state["stacks"]}
+        self.grey = tuple(state["grey"]) if state["grey"] is not None else None
+
+    def is_occupied(self, cell) -> bool:
+        return cell in self.stacks or cell == self.grey
+
+    def touches_group(self, cell) -> bool:
+        x, y = cell
+        return any(self.is_occupied((x + dx, y + dy)) for dx, dy in NEIGHBOURS)
+
+    def destinations(self, source) -> list[tuple[int, int]]:
+        x, y = source
+        return sorted(
+            (x + dx, y + dy)
+            for dx, dy in KNIGHT_STEPS
+            if not self.is_occupied((x + dx, y + dy)) and self.touches_group((x + dx, y + dy))
+        )
+
+    def stacks_of(self, seat) -> list[tuple[tuple[int, int], int]]:
+        return sorted(
+            (cell, height) for cell, (owner, height) in self.stacks.items() if owner == seat
+        )
+
+    def setup_cells(self) -> list[tuple[int, int]]:
+        gx, gy = self.grey
+        return sorted(
+            (gx + dx, gy + dy) for dx, dy in NEIGHBOURS if not self.is_occupied((gx + dx, gy + dy))
+        )
+
+    def describe(self, cell, names) -> str:
+        if cell == self.grey:
+            return "the grey tile"
+        if cell in self.stacks:
+            seat, height = self.stacks[cell]
+            return f"a {names[seat]} stack of {tiles(height)}"
+        return "empty"
+
+
+class KnightLine(BaseGame):
+    name = "knightline"
+    display_name = "KnightLine"
+    player_names = ("White", "Black", "Red")
+    seat_symbols = LETTERS
+    min_players = 2
+    max_players = 3
+
+    options = (
+        Number(
+            "stack",
+            DEFAULT_STACK,
+            "tiles per player,",
+            low=STACK_SIZES[0],
+            high=STACK_SIZES[-1],
+            unit="tiles",
+            example=15,
+        ),
+        Flag(
+            "blocker",
+            "promotion tile, variation 1: a grey tile on 0,0 blocks every line through it",
+            excludes="wildcard",
+            why="there is one grey tile",
+        ),
+        Flag(
+            "wildcard",
+            "promotion tile, variation 2: the grey tile on 0,0 counts as a stack of every player",
+        ),
+    )
+
+    # -- state ---------------------------------------------------------------------
+
+    def initial_state(self, options, players, seed):
+        with_grey = options["blocker"] or options["wildcard"]
+        stacks = (
+            []
+            if with_grey
+            else [[*START_CELLS[seat], seat, options["stack"]] for seat in range(players)]
+        )
+        return {
+            "options": options,
+            "players": players,
+            "stacks": sorted(stacks),
+            "grey": list(GREY_CELL) if with_grey else None,
+            "to_move": WHITE,
+            "out": [],
+            "last": None,
+            "winners": None,
+            "reason": "",
+        }
+
+    def to_move(self, state):
+        return state["to_move"]
+
+    def outcome(self, state):
+        if state["winners"] is None:
+            return None
+        return Outcome(winners=tuple(state["winners"]), reason=state["reason"])
+
+    # -- rules ---------------------------------------------------------------------
+
+    @staticmethod
+    def _is_setup_turn(table, seat) -> bool:
+        """In the variants a seat owns no stack until it has placed one, and stacks never go."""
+        return table.grey is not None and not table.stacks_of(seat)
+
+    @staticmethod
+    def _first_move_restricted(state, table, seat) -> bool:
+        return state["players"] == 2 and seat == WHITE and len(table.stacks_of(WHITE)) == 1
+
+    def _has_move(self, table, seat) -> bool:
+        if self._is_setup_turn(table, seat):
+            return bool(table.setup_cells())
+        return any(
+            height >= 2 and table.destinations(cell) for cell, height in table.stacks_of(seat)
+        )
+
+    def legal_moves(self, state, seat):
+        if self.to_move(state) != seat:
+            return []
+        table = Table(state)
+        if self._is_setup_turn(table, seat):
+            return [leading_cell_text(cell) for cell in table.setup_cells()]
+        restricted = self._first_move_restricted(state, table, seat)
+        return [
+            move_text(cell, destination, count)
+            for cell, height in table.stacks_of(seat)
+            if height >= 2
+            for destination in table.destinations(cell)
+            for count in ((1,) if restricted else range(1, height))
+        ]
+
+    def can_pass(self, state, seat):
+        return False
+
+    def pass_refusal(self, state, seat):
+        table = Table(state)
+        if self._is_setup_turn(table, seat):
+            free = table.setup_cells()
+            choice = "put your stack on " + cell_choices(free)
+        else:
+            choice = self._movable(table, seat)
+        return (
+            f"{self.display_name} does not allow passing while you have a legal move ({choice}); "
+            "a player without one passes automatically in a two-player game"
+        )
+
+    def forced_move(self, state):
+        seat = self.to_move(state)
+        if seat is None or self._has_move(Table(state), seat):
+            return None
+        return "pass"
+
+    def apply_move(self, state, seat, move):
+        table = Table(state)
+        new = dict(state, last=[seat, move], out=list(state["out"]))
+        if move == "pass":
+            if self._has_move(table, seat):
+                # The core passes for a seat that still has a move only once it has resigned
+                # or forfeited: from now on it is out and never stops the game.
+                new["out"] = sorted(set(new["out"]) | {seat})
+            self._advance(new, table, seat)
+            return new
+        if self._is_setup_turn(table, seat):
+            destination, height = self._cell(CELL_RE.fullmatch(move), 1), state["options"]["stack"]
+        else:
+            match = MOVE_RE.fullmatch(move)
+            source, destination, count = self._cell(match, 1), self._cell(match, 4), int(match[7])
+            table.stacks[source] = (seat, table.stacks[source][1] - count)
+            height = count
+        table.stacks[destination] = (seat, height)
+        new["stacks"] = sorted([x, y, owner, h] for (x, y), (owner, h) in table.stacks.items())
+        line = self._line_through(table, seat, destination, state["options"]["wildcard"])
+        if line is not None:
+            start, end, length = line
+            new.update(
+                to_move=None,
+                winners=[seat],
+                reason=f"{self.player_names[seat]} made a line of {length} from "
+                f"{cell_text(start)} to {cell_text(end)}",
+            )
+            return new
+        self._advance(new, table, seat)
+        return new
+
+    def _advance(self, new, table, mover):
+        """Give the turn to the next seat, or end a game nobody can go on with
+        (docs/spec/games/knightline.md §4.3)."""
+        names = self.player_names
+        following = (mover + 1) % new["players"]
+        if following in new["out"] or self._has_move(table, following):
+            new["to_move"] = following
+        elif new["players"] == 3:
+            new.update(to_move=None, winners=[], reason=f"{names[following]} cannot move: a draw")
+        elif self._has_move(table, mover):
+            new["to_move"] = following  # a forced pass, which forced_move supplies
+        else:
+            new.update(
+                to_move=None,
+                winners=[BLACK],
+                reason="neither player can move: a blocked game goes to Black",
+            )
+
+    @staticmethod
+    def _line_through(table, seat, cell, grey_is_wild):
+        """(first cell, last cell, length) of the longest own line through cell, if >= 4."""
+
+        def counts(place):
+            if place == table.grey:
+                return grey_is_wild
+            return place in table.stacks and table.stacks[place][0] == seat
+
+        best = None
+        for dx, dy in LINE_DIRECTIONS:
+            ends = []
+            for sign in (-1, 1):
+                x, y = cell
+                while counts((x + sign * dx, y + sign * dy)):
+                    x, y = x + sign * dx, y + sign * dy
+                ends.append((x, y))
+            length = max(abs(ends[1][0] - ends[0][0]), abs(ends[1][1] - ends[0][1])) + 1
+            if length >= LINE_LENGTH and (best is None or length > best[2]):
+                best = (ends[0], ends[1], length)
+        return best
+
+    # -- move input ------------------------------------------------------------------
+
+    @staticmethod
+    def _cell(match, group) -> tuple[int, int]:
+        """The cell of a cell_pattern whose "(" is the given group."""
+        return int(match[group + 1]), int(match[group + 2])
+
+    def parse_move(self, state, seat, text):
+        compact = "".join(text.split()).lower()
+        table = Table(state)
+        name = self.player_names[seat]
+        if state["winners"] is not None:
+            raise MoveError(f'Invalid move "{text}": the game is over')
+        if compact == "pass":
+            raise MoveError(self.pass_refusal(state, seat))
+        if self._is_setup_turn(table, seat):
+            return self._parse_setup(table, name, text, compact)
+        match = MOVE_RE.fullmatch(compact)
+        if match is None:
+            raise MoveError(f'Invalid move "{text}": {self._syntax_problem(compact)}')
+        source, destination, count = self._cell(match, 1), self._cell(match, 4), int(match[7])
+        canonical = move_text(source, destination, count)
+        problem = self._move_problem(state, table, seat, source, destination, count)
+        if problem:
+            raise MoveError(f'Invalid move "{canonical}": {problem}')
+        return canonical
+
+    @staticmethod
+    def _syntax_problem(compact) -> str:
+        if CELL_RE.fullmatch(compact):
+            return f"a single cell is only a set-up turn; a move splits a stack: {NOTATION_HINT}"
+        if MISSING_K_RE.fullmatch(compact):
+            return f"say how many tiles move: K is always required, e.g. {compact.rstrip('/')}/1"
+        return NOTATION_HINT
+
+    def _parse_setup(self, table, name, text, compact):
+        free = cell_choices(table.setup_cells())
+        match = CELL_RE.fullmatch(compact)
+        if match is None:
+            raise MoveError(
+                f'Invalid move "{text}": this is your set-up turn: write the cell x,y next to '
+                f"the grey tile where your stack goes, e.g. 1,1; free cells: {free}"
+            )
+        cell = self._cell(match, 1)
+        canonical = leading_cell_text(cell)
+        gx, gy = table.grey
+        if max(abs(cell[0] - gx), abs(cell[1] - gy)) != 1:
+            raise MoveError(
+                f'Invalid move "{canonical}": {name}\'s stack must go next to the grey tile on '
+                f"{cell_text(table.grey)} (diagonals count); free cells: {free}"
+            )
+        if table.is_occupied(cell):
+            raise MoveError(
+                f'Invalid move "{canonical}": {cell_text(cell)} is taken by '
+                f"{table.describe(cell, self.player_names)}; free cells: {free}"
+            )
+        return canonical
+
+    def _move_problem(self, state, table, seat, source, destination, count) -> str:
+        name = self.player_names[seat]
+        owner, height = table.stacks.get(source, (None, 0))
+        if owner != seat:
+            return (
+                f"there is no {name} stack on {cell_text(source)} (it is "
+                f"{table.describe(source, self.player_names)}); {self._movable(table, seat)}"
+            )
+        if height == 1:
+            return (
+                f"the {name} stack on {cell_text(source)} has a single tile, and a single tile "
+                f"never moves again; {self._movable(table, seat)}"
+            )
+        reachable = table.destinations(source)
+        where = (
+            f"from {cell_text(source)} you can move to {cell_choices(reachable)}"
+            if reachable
+            else f"the stack on {cell_text(source)} has no free knight's move now"
+        )
+        step = (destination[0] - source[0], destination[1] - source[1])
+        if step not in KNIGHT_STEPS:
+            return (
+                f"{cell_text(destination)} is not a knight's move from {cell_text(source)} "
+                f"(one step one way and two the other); {where}"
+            )
+        if table.is_occupied(destination):
+            return (
+                f"{cell_text(destination)} is occupied by "
+                f"{table.describe(destination, self.player_names)}; {where}"
+            )
+        if not table.touches_group(destination):
+            return (
+                f"{cell_text(destination)} touches no occupied cell, and all tiles must stay "
+                f"connected, at least diagonally; {where}"
+            )
+        if self._first_move_restricted(state, table, seat) and count != 1:
+            return (
+                f"White's first move moves exactly one tile: write "
+                f"{move_text(source, destination, 1)}"
+            )
+        if not 1 <= count <= height - 1:
+            return (
+                f"K must be from 1 to {height - 1}: the stack on {cell_text(source)} has "
+                f"{tiles(height)} and at least one tile stays behind"
+            )
+        return ""
+
+    def _movable(self, table, seat) -> str:
+        movable = [
+            f"{cell_text(cell)} ({tiles(height)})"
+            for cell, height in table.stacks_of(seat)
+            if height >= 2 and table.destinations(cell)
+        ]
+        if not movable:
+            return f"no {self.player_names[seat]} stack can move now"
+        return f"{self.player_names[seat]}'s stacks that can move: {', '.join(movable)}"
+
+    # -- display -------------------------------------------------------------------
+
+    def board_lines(self, state) -> list[str]:
+        """The occupied area plus a margin of one cell, in panels of at most 16 columns.
+
+        The cells of the last move are drawn in brackets, "[W1]": a cell is right-aligned in
+        its 4 characters, so "[" takes the blank before it and "]" the blank that starts the
+        next cell (or the row label), and no cell moves.
+        """
+        table = Table(state)
+        symbols = {
+            cell: f"{LETTERS[seat]}{height}" for cell, (seat, height) in table.stacks.items()
+        }
+        if table.grey is not None:
+            symbols[table.grey] = GREY_LETTER
+        marked = self.last_cells(state)
+        xs = [x for x, _ in symbols]
+        ys = [y for _, y in symbols]
+        columns = list(range(min(xs) - 1, max(xs) + 2))
+        panels = math.ceil(len(columns) / PANEL_COLUMNS)
+        width = math.ceil(len(columns) / panels)
+        lines = []
+        for start in range(0, len(columns), width):
+            chunk = columns[start : start + width]
+            if lines:
+                lines.append("")
+            header = " " * 5 + "".join(f"{x:>4}" for x in chunk)
+            lines.append(header)
+            for y in range(max(ys) + 1, min(ys) - 2, -1):
+                row = list(f"{y:>4} " + "".join(f"{symbols.get((x, y), '.'):>4}" for x in chunk))
+                row += list(f"{y:>4}")
+                for index, x in enumerate(chunk):
+                    if (x, y) in marked:
+                        text = symbols.get((x, y), ".")
+                        opening = 5 + 4 * index + 4 - len(text) - 1
+                        row[opening] = "|" if row[opening] == "]" else "["
+                        row[5 + 4 * index + 4] = "]"
+                lines.append("".join(row))
+            lines.append(header)
+        return lines
+
+    @staticmethod
+    def last_cells(state) -> set[tuple[int, int]]:
+        """The cells the last move named: FROM and TO, or the set-up cell."""
+        if state["last"] is None:
+            return set()
+        _mover, move = state["last"]
+        found = MOVE_RE.fullmatch(move)
+        if found:
+            return {KnightLine._cell(found, 1), KnightLine._cell(found, 4)}
+        found = CELL_RE.fullmatch(move)
+        return {KnightLine._cell(found, 1)} if found else set()
+
+    def notes(self, state) -> list[str]:
+        """Lines under the board: the grey tile's role, set-up or restriction, last move."""
+        names = self.player_names
+        options = state["options"]
+        players = state["players"]
+        table = Table(state)
+        letters = " ".join(LETTERS[:players])
+        colours = ", ".join(names[:players])
+        lines = [f"{letters:<3}  {colours} stack; the number is its height"]
+        if options["blocker"]:
+            lines.append("G    the grey tile; it blocks every line (-blocker)")
+        if options["wildcard"]:
+            lines.append("G    the grey tile; it counts as a stack of every player (-wildcard)")
+        lines.append("[ ]  the last move (from and to)")
+        seat = self.to_move(state)
+        if seat is not None and self._is_setup_turn(table, seat):
+            lines.append(
+                f"Set-up: {names[seat]} puts a stack of {options['stack']} on an empty cell "
+                "next to G."
+            )
+        elif seat is not None and self._first_move_restricted(state, table, seat):
+            lines.append("White's first move moves exactly one tile.")
+        if state["last"] is not None:
+            mover, move = state["last"]
+            shown = "passed" if move == "pass" else move
+            lines.append(f"Last move: {names[mover]} {shown}")
+        return lines
+
+
+GAME = KnightLine()

@@ -1,0 +1,380 @@
+# The Lox engine as it was at commit b11c3e1, frozen: the oracle the differential test
+# (tests/test_engine_differential.py) and `make bench` hold the fast engine to. Never edit it.
+"""Lox (Luis Bolanos Mures, Steven Metzger and Christian Freeling, 2021), docs/spec/games/lox.md.
+
+A Hex-like connection game on the n x n rhombus of games/hexgrid.py. A cell sees the first
+stone along each of its six rays; a player controls a cell that sees more of their stones
+than half its neighbour count. You place on empty cells the opponent does not control and
+replace opponent stones on cells you control.
+
+Listing the legal moves must be fast on 19x19, so the state carries, for each seat, how
+many of its stones every cell sees. apply_move updates those counts incrementally: a stone
+changes what is seen only along its own six rays, up to and including the first stone on
+each.
+"""
+
+import functools
+import re
+
+from pbm.game import BaseGame, Flag, MoveError, Number
+from tests.reference_engines.hexgrid import Cell, RhombusBoard, opposite
+
+RED, BLUE = 0, 1
+EMPTY = "."
+STONES = ("R", "B")
+CONTROL_MARKS = ("+", "-")  # not r/b: a mark must not look like a stone (R, B)
+MIN_SIZE, MAX_SIZE, DEFAULT_SIZE = 9, 19, 11
+MOVE_RE = re.compile(r"(x?)([a-z][0-9]+)")
+
+
+def last_column(size: int) -> str:
+    return chr(ord("a") + size - 1)
+
+
+def needed_to_control(board: RhombusBoard, cell: Cell) -> int:
+    """More than half of the cell's neighbours (docs/spec/games/lox.md §3)."""
+    return board.neighbour_count[cell] // 2 + 1
+
+
+@functools.cache
+def _cell_table(size: int) -> tuple[tuple[int, int, int, str], ...]:
+    """Per cell in notation order: (q, r, stones needed to control it, name)."""
+    board = RhombusBoard(size)
+    return tuple(
+        (q, r, needed_to_control(board, (q, r)), board.name((q, r))) for q, r in board.cells
+    )
+
+
+def count_seen(board: RhombusBoard, rows: list[str]) -> list[list[str]]:
+    """For each seat, the rows of digits saying how many of its stones each cell sees."""
+    occupied = {
+        (q, r): content
+        for r, row in enumerate(rows)
+        for q, content in enumerate(row)
+        if content != EMPTY
+    }
+    seen = board.seen_map(occupied)
+    n = board.size
+    return [
+        [
+            "".join(str(sum(occupied[other] == stone for other in seen[(q, r)])) for q in range(n))
+            for r in range(n)
+        ]
+        for stone in STONES
+    ]
+
+
+def put_stone(
+    board: RhombusBoard, rows: list[str], seen: list[list[str]], cell: Cell, seat: int
+) -> tuple[list[str], list[list[str]]]:
+    """New (rows, seen) with seat's stone on cell, which is empty or holds the other colour.
+
+    Only the cells along the six rays of cell, up to and including the first stone on each,
+    see the cell; each of them now sees this stone instead of what it saw before: the first
+    stone beyond the cell if the cell was empty, else the replaced stone.
+    """
+    grid = [list(row) for row in rows]
+    counts = [[[int(digit) for digit in row] for row in per_seat] for per_seat in seen]
+    q, r = cell
+    replaced = grid[r][q]
+    rays = board.rays[cell]
+    if replaced == EMPTY:
+        beyond = [_first_stone(grid, ray) for ray in rays]
+        hidden = [beyond[opposite(direction)] for direction in range(6)]
+    else:
+        hidden = [STONES.index(replaced)] * 6
+    for direction, ray in enumerate(rays):
+        for x, y in ray:
+            if hidden[direction] is not None:
+                counts[hidden[direction]][y][x] -= 1
+            counts[seat][y][x] += 1
+            if grid[y][x] != EMPTY:
+                break
+    grid[r][q] = STONES[seat]
+    return (
+        ["".join(row) for row in grid],
+        [["".join(map(str, row)) for row in per_seat] for per_seat in counts],
+    )
+
+
+def _first_stone(grid: list[list[str]], ray) -> int | None:
+    """The seat of the first stone along the ray, or None."""
+    for x, y in ray:
+        if grid[y][x] != EMPTY:
+            return STONES.index(grid[y][x])
+    return None
+
+
+class Lox(BaseGame):
+    name = "lox"
+    display_name = "Lox"
+    player_names = ("Red", "Blue")
+    seat_symbols = STONES
+    min_players = 2
+    max_players = 2
+    swap_after = 1
+    # One ply per line: after a swap Blue moves at odd plies, which the core's seat columns
+    # would show under Red.
+    move_layout = "lines"
+    view_options = ("control",)
+
+    options = (
+        Number("size", DEFAULT_SIZE, "board N x N,", low=MIN_SIZE, high=MAX_SIZE, example=13),
+        Flag(
+            "control",
+            "every board of the game marks the empty cells each side controls, r for Red "
+            "and b for Blue",
+        ),
+    )
+
+    # -- state ---------------------------------------------------------------------
+
+    def initial_state(self, options, players, seed):
+        return self.state_with_stones(options, {}, RED)
+
+    def state_with_stones(self, options: dict, stones: dict[str, int], to_move: int) -> dict:
+        """A position set up directly: stones maps cell names to seats (docs/spec/games/lox.md §10
+        examples)."""
+        board = RhombusBoard(options["size"])
+        grid = [[EMPTY] * board.size for _ in range(board.size)]
+        for name, seat in stones.items():
+            q, r = board.parse(name)
+            grid[r][q] = STONES[seat]
+        rows = ["".join(row) for row in grid]
+        state = {
+            "options": dict(options),
+            "board": rows,
+            "seen": count_seen(board, rows),
+            "to_move": to_move,
+            "last": None,
+            "winner": None,
+            "reason": "",
+        }
+        self._test_for_win(state)
+        return state
+
+    # -- reading a state -----------------------------------------------------------
+
+    @staticmethod
+    def board(state) -> RhombusBoard:
+        return RhombusBoard(state["options"]["size"])
+
+    @staticmethod
+    def owner(state, cell: Cell) -> int | None:
+        content = state["board"][cell[1]][cell[0]]
+        return None if content == EMPTY else STONES.index(content)
+
+    @staticmethod
+    def seen_count(state, seat: int, cell: Cell) -> int:
+        return int(state["seen"][seat][cell[1]][cell[0]])
+
+    def controls(self, state, seat: int, cell: Cell) -> bool:
+        return self.seen_count(state, seat, cell) >= needed_to_control(self.board(state), cell)
+
+    def controller(self, state, cell: Cell) -> int | None:
+        """The seat controlling the cell; never both (a cell sees at most a(X) stones)."""
+        return next((seat for seat in (RED, BLUE) if self.controls(state, seat, cell)), None)
+
+    @staticmethod
+    def stones(state, seat: int) -> list[Cell]:
+        stone = STONES[seat]
+        return [
+            (q, r)
+            for r, row in enumerate(state["board"])
+            for q, content in enumerate(row)
+            if content == stone
+        ]
+
+    # -- moves ---------------------------------------------------------------------
+
+    def legal_moves(self, state, seat):
+        if self.to_move(state) != seat:
+            return []
+        rows = state["board"]
+        own_seen, their_seen = state["seen"][seat], state["seen"][1 - seat]
+        theirs = STONES[1 - seat]
+        moves = []
+        for q, r, needed, name in _cell_table(state["options"]["size"]):
+            content = rows[r][q]
+            if content == EMPTY:
+                if int(their_seen[r][q]) < needed:
+                    moves.append(name)
+            elif content == theirs and int(own_seen[r][q]) >= needed:
+                moves.append("x" + name)
+        return moves
+
+    def can_pass(self, state, seat):
+        # docs/spec/games/lox.md §4.2: a pass is only ever forced, and the server plays it
+        return False
+
+    def pass_refusal(self, state, seat):
+        return (
+            "Lox has no voluntary pass: you pass only when no placement or replacement is "
+            "legal, and the server then passes for you"
+        )
+
+    def forced_move(self, state):
+        seat = self.to_move(state)
+        if seat is None or self.legal_moves(state, seat):
+            return None
+        return "pass"
+
+    def parse_move(self, state, seat, text):
+        compact = "".join(text.split()).lower()
+        match = MOVE_RE.fullmatch(compact)
+        if not match:
+            raise MoveError(
+                f'Invalid move "{text.strip()}": write the cell as column letter and row '
+                "number, e.g. f6; to replace an opponent stone on a cell you control write "
+                "xf6 (the x is optional)"
+            )
+        board = self.board(state)
+        try:
+            cell = board.parse(match.group(2))
+        except ValueError as error:
+            raise MoveError(f'Invalid move "{compact}": {error}') from None
+        name = board.name(cell)
+        wants_replacement = bool(match.group(1))
+        given = "x" + name if wants_replacement else name
+        colour, other = self.player_names[seat], self.player_names[1 - seat]
+        content = self.owner(state, cell)
+
+        def refuse(reason):
+            return MoveError(f'Invalid move "{given}": {reason}')
+
+        if content == seat:
+            raise refuse(
+                f"{name} already holds a {colour} stone of yours; place on an empty cell "
+                f"or replace a {other} stone on a cell you control"
+            )
+        if content is None:
+            if self.controls(state, 1 - seat, cell):
+                raise refuse(
+                    f"{other} controls {name}, so {colour} cannot place a stone there: "
+                    f"{self.sight_text(state, cell)}; {self.need_text(state, cell)}"
+                )
+            if wants_replacement:
+                raise refuse(
+                    f"{name} is empty, so there is no stone to replace; write {name} to place "
+                    "a stone there"
+                )
+            return name
+        if not self.controls(state, seat, cell):
+            raise refuse(
+                f"{colour} does not control {name}, so {colour} cannot replace the {other} "
+                f"stone there: {self.sight_text(state, cell)}; {self.need_text(state, cell)}, "
+                f"and {colour} has {self.seen_count(state, seat, cell)}"
+            )
+        return "x" + name
+
+    def sight_text(self, state, cell: Cell) -> str:
+        """Which stones the cell sees, by colour: "f6 sees Red b6, f2, f9 and Blue f7"."""
+        board = self.board(state)
+        seen = board.seen(cell, _Stones(state))
+        parts = []
+        for seat in (RED, BLUE):
+            names = board.names(other for other in seen if self.owner(state, other) == seat)
+            if names:
+                parts.append(f"{self.player_names[seat]} {', '.join(names)}")
+        return f"{board.name(cell)} sees " + (" and ".join(parts) if parts else "no stone")
+
+    def need_text(self, state, cell: Cell) -> str:
+        board = self.board(state)
+        return (
+            f"{board.name(cell)} has {board.neighbour_count[cell]} neighbours, so control "
+            f"takes {needed_to_control(board, cell)} stones seen (more than half)"
+        )
+
+    def apply_move(self, state, seat, move):
+        new = dict(state, to_move=1 - seat, last=[seat, move])
+        if move != "pass":
+            board = self.board(state)
+            cell = board.parse(move.removeprefix("x"))
+            new["board"], new["seen"] = put_stone(board, state["board"], state["seen"], cell, seat)
+        self._test_for_win(new)
+        return new
+
+    def _test_for_win(self, state):
+        """docs/spec/games/lox.md §5: the player now to move wins at once with a chain between their
+        edges."""
+        seat = state["to_move"]
+        board = self.board(state)
+        edges = (board.top, board.bottom) if seat == RED else (board.left, board.right)
+        if board.joins(self.stones(state, seat), *edges):
+            state.update(to_move=None, winner=seat, reason=self.chain_text(state, seat))
+
+    @staticmethod
+    def chain_text(state, seat) -> str:
+        n = state["options"]["size"]
+        if seat == RED:
+            return f"Red's chain joins the top and bottom edges (rows 1 and {n})"
+        return f"Blue's chain joins the left and right edges (columns a and {last_column(n)})"
+
+    # -- display -------------------------------------------------------------------
+
+    def render_board(self, state, perspective, control: bool | None = None):
+        """control None follows the board's -control option; True (`lox show 101 -control`)
+        or False overrides it."""
+        template = self._environment().get_template(f"{self.name}/board.txt")
+        shown = state["options"]["control"] if control is None else control
+        return template.render(
+            game=self,
+            state=state,
+            perspective=perspective,
+            options=state["options"],
+            show_control=shown,
+        ).strip("\n")
+
+    def picture(self, state, show_control: bool) -> str:
+        board = self.board(state)
+
+        def symbol(cell):
+            seat = self.owner(state, cell)
+            if seat is not None:
+                return STONES[seat]
+            holder = self.controller(state, cell) if show_control else None
+            return EMPTY if holder is None else CONTROL_MARKS[holder]
+
+        return board.draw(symbol, marks=self.last_cell(state))
+
+    def last_cell(self, state) -> list[Cell]:
+        if state["last"] is None or state["last"][1] == "pass":
+            return []
+        return [self.board(state).parse(state["last"][1].removeprefix("x"))]
+
+    def legend(self, state, show_control: bool) -> list[str]:
+        n = state["options"]["size"]
+        lines = ["R B  Red, Blue stone"]
+        if show_control:
+            lines.append(
+                f"{' '.join(CONTROL_MARKS)}  empty cell controlled by Red, Blue (the other may "
+                "not place there)"
+            )
+        lines += [
+            ".    empty cell",
+            "[ ]  the last move",
+            f"Red: top-bottom (rows 1 and {n}), Blue: left-right (columns a and {last_column(n)})",
+        ]
+        if state["last"] is not None:
+            seat, move = state["last"]
+            if move == "pass":
+                lines.append(f"Last move: {self.player_names[seat]} passed (no legal move)")
+            else:
+                lines.append(f"Last move: {self.player_names[seat]} {move}")
+        if state["to_move"] is not None:
+            # The core names the user on move; after a swap this tells them their colour.
+            lines.append(f"To move: {self.player_names[state['to_move']]}")
+        return lines
+
+
+class _Stones:
+    """The occupied cells of a state, for the geometry's sight lookups."""
+
+    def __init__(self, state):
+        self.rows = state["board"]
+
+    def __contains__(self, cell) -> bool:
+        return self.rows[cell[1]][cell[0]] != EMPTY
+
+
+GAME = Lox()

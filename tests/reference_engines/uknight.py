@@ -1,0 +1,571 @@
+# The Uknight engine as it was at commit b11c3e1, frozen: the oracle the differential test
+# (tests/test_engine_differential.py) and `make bench` hold the fast engine to. Never edit it.
+"""Uknight (Christian Freeling, 2021): unite your stones, placed and moved by knight's moves.
+
+Spec: docs/spec/games/uknight.md, on the hexhex geometry of docs/spec/games/hexgrid.md
+(games/hexgrid.py).
+
+The state keeps the pieces as {cell name: symbol}, "w"/"b" a plain stone and "W"/"B" a
+double (a stone with an axe), so that stored states read like the board. Seat 0 is
+White and always moves first; the pie rule's swap only exchanges who holds the seats.
+"""
+
+import functools
+import re
+import textwrap
+from collections.abc import Iterator
+from typing import NamedTuple
+
+from pbm.game import BaseGame, MoveError, Number, Outcome
+from tests.reference_engines.hexgrid import Cell, HexHexBoard, is_knight_move, line_direction, step
+
+WHITE, BLACK = 0, 1
+COLOURS = ("White", "Black")
+PLAIN = ("w", "b")
+DOUBLE = ("W", "B")
+OWNER = {"w": WHITE, "W": WHITE, "b": BLACK, "B": BLACK}
+SIZES = (5, 6, 7)
+DEFAULT_SIZE = 6
+# axes on the board that start phase 2 (docs/spec/games/uknight.md §1)
+PHASE_TWO_AXES = {5: 4, 6: 6, 7: 8}
+AXE_FRIENDS = 3  # own stones a knight's move away that give an arriving stone an axe
+LINE_WIDTH = 76
+
+REMOVAL = "rem"
+REMOVAL_WORD = r"(?:remove|rem)"
+SEPARATOR = r"[,;+/&]"
+CELL_TEXT = r"[a-z]+\d+"
+PAIR_RE = re.compile(rf"({CELL_TEXT})([-x*])({CELL_TEXT})", re.IGNORECASE)
+CELL_RE = re.compile(CELL_TEXT, re.IGNORECASE)
+LEADING_REMOVAL_RE = re.compile(rf"{REMOVAL_WORD}{SEPARATOR}?(.*)", re.IGNORECASE)
+LATE_REMOVAL_RE = re.compile(rf"(?:.*{SEPARATOR})?{REMOVAL_WORD}{SEPARATOR}?", re.IGNORECASE)
+NOTATION = (
+    "write a cell to place a stone (E5), FROM-TO for a knight move (H7-E5) or an axe "
+    "throw (C3-E5, C3xF6), rem to remove your qualifying stones, or rem,E5 to remove "
+    "them and then act"
+)
+FIRST_TURN = (
+    "the first turn must be a placement: put a White stone a knight's move from one of "
+    "your stones, e.g. E3 (a knight's move from B1)"
+)
+
+
+class Action(NamedTuple):
+    """The action part of a turn: a placement (start None), a knight move or a throw."""
+
+    kind: str  # "place", "move" or "throw"
+    end: Cell
+    start: Cell | None = None
+    captures: bool = False
+
+
+class Turn(NamedTuple):
+    removes: bool
+    action: Action | None
+
+
+@functools.cache
+def cells_by_name(size) -> dict[str, Cell]:
+    """Canonical name to cell, for reading stored states without parsing each name."""
+    board = HexHexBoard(size)
+    return {board.name(cell): cell for cell in board.cells}
+
+
+class Position:
+    """The pieces of a state by axial cell, with the rules of docs/spec/games/uknight.md §4 for one
+    seat."""
+
+    def __init__(self, state):
+        size = state["options"]["size"]
+        self.board = HexHexBoard(size)
+        self.phase = state["phase"]
+        cell_of = cells_by_name(size)
+        self.pieces: dict[Cell, str] = {
+            cell_of[name]: symbol for name, symbol in state["pieces"].items()
+        }
+
+    def stones(self, seat) -> set[Cell]:
+        return {cell for cell, symbol in self.pieces.items() if OWNER[symbol] == seat}
+
+    def axes(self, seat=None) -> int:
+        return sum(
+            symbol.isupper() and (seat is None or OWNER[symbol] == seat)
+            for symbol in self.pieces.values()
+        )
+
+    def qualifying(self, seat) -> list[Cell]:
+        """docs/spec/games/uknight.md §4.1: own isolated stones whose every knight cell holds an
+        opponent piece."""
+        own, pieces, board = self.stones(seat), self.pieces, self.board
+        return [
+            cell
+            for cell in own
+            if own.isdisjoint(board.neighbours[cell])
+            and all(target in pieces and target not in own for target in board.knights[cell])
+        ]
+
+    def without(self, cells) -> "Position":
+        trimmed = object.__new__(Position)
+        trimmed.board, trimmed.phase = self.board, self.phase
+        trimmed.pieces = {cell: s for cell, s in self.pieces.items() if cell not in cells}
+        return trimmed
+
+    def knight_friends(self, cell, seat) -> int:
+        pieces = self.pieces
+        return sum(
+            target in pieces and OWNER[pieces[target]] == seat
+            for target in self.board.knights[cell]
+        )
+
+    # -- the actions a seat can take, for legal_moves ----------------------------------
+
+    def placements(self, seat) -> Iterator[Action]:
+        reach = {
+            target
+            for cell in self.stones(seat)
+            for target in self.board.knights[cell]
+            if target not in self.pieces
+        }
+        return (Action("place", cell) for cell in self.board.cells if cell in reach)
+
+    def knight_moves(self, seat) -> Iterator[Action]:
+        for start in sorted(self.stones(seat), key=self.board.sort_key):
+            for end in self.board.knights[start]:
+                if end not in self.pieces:
+                    yield Action("move", end, start)
+
+    def throws(self, seat) -> Iterator[Action]:
+        pieces = self.pieces
+        doubles = [cell for cell in self.stones(seat) if pieces[cell].isupper()]
+        for start in sorted(doubles, key=self.board.sort_key):
+            for ray in self.board.rays[start]:
+                for cell in ray:
+                    symbol = pieces.get(cell)
+                    if symbol is None:
+                        yield Action("throw", cell, start)
+                    elif OWNER[symbol] != seat:
+                        if self.phase == 2 or symbol.islower():
+                            yield Action("throw", cell, start, captures=True)
+                        break
+
+    def actions(self, seat) -> Iterator[Action]:
+        yield from self.placements(seat) if self.phase == 1 else self.knight_moves(seat)
+        yield from self.throws(seat)
+
+    # -- carrying a turn out -----------------------------------------------------------
+
+    def act(self, seat, action: Action) -> bool:
+        """Carry the action out on self.pieces; whether it gave the arriving stone an axe."""
+        pieces = self.pieces
+        if action.kind == "place":
+            gains_axe = self.knight_friends(action.end, seat) >= AXE_FRIENDS
+            pieces[action.end] = DOUBLE[seat] if gains_axe else PLAIN[seat]
+            return gains_axe
+        if action.kind == "move":
+            symbol = pieces.pop(action.start)
+            gains_axe = symbol.islower() and self.knight_friends(action.end, seat) >= AXE_FRIENDS
+            pieces[action.end] = DOUBLE[seat] if gains_axe else symbol
+            return gains_axe
+        pieces[action.start] = PLAIN[seat]
+        taken = pieces.get(action.end, "")
+        pieces[action.end] = DOUBLE[seat] if taken.isupper() else PLAIN[seat]
+        return False
+
+    def united(self, seat) -> bool:
+        """docs/spec/games/uknight.md §2: at least one stone, and all of them in a single group."""
+        own = self.stones(seat)
+        return bool(own) and len(self.board.groups(own)) == 1
+
+
+class Uknight(BaseGame):
+    name = "uknight"
+    display_name = "Uknight"
+    player_names = COLOURS
+    seat_symbols = PLAIN
+    min_players = 2
+    max_players = 2
+    swap_after = 1
+
+    options = (Number("size", DEFAULT_SIZE, "board base", choices=SIZES),)
+
+    # -- state -------------------------------------------------------------------------
+
+    def initial_state(self, options, players, seed):
+        board = HexHexBoard(options["size"])
+        corners = board.corners
+        pieces = {}
+        for index, corner in enumerate(corners):
+            following, previous = corners[(index + 1) % 6], corners[index - 1]
+            pieces[board.name(self._towards(corner, following))] = PLAIN[WHITE]
+            pieces[board.name(self._towards(corner, previous))] = PLAIN[BLACK]
+        return {
+            "options": dict(options),
+            "pieces": pieces,
+            "to_move": WHITE,
+            "turns": 0,
+            "phase": 1,
+            "passes": 0,
+            "last": None,
+            "result": None,
+        }
+
+    @staticmethod
+    def _towards(corner, other) -> Cell:
+        return step(corner, line_direction(corner, other))
+
+    def to_move(self, state):
+        return None if state["result"] is not None else state["to_move"]
+
+    def outcome(self, state):
+        result = state["result"]
+        if result is None:
+            return None
+        return Outcome(winners=tuple(result["winners"]), reason=result["reason"])
+
+    def can_pass(self, state, seat):
+        return state["result"] is None and state["turns"] > 0
+
+    def pass_refusal(self, state, seat):
+        if state["turns"] == 0:
+            return "The first turn must be a placement: White cannot pass on move 1"
+        return None
+
+    def forced_move(self, state):
+        """A player with no removal and no action can only pass (a full pass)."""
+        seat = self.to_move(state)
+        if seat is None or next(self._legal_texts(state, seat), None) is not None:
+            return None
+        return "pass"
+
+    # -- reading a move ----------------------------------------------------------------
+
+    def parse_move(self, state, seat, text):
+        turn = self._read(state, seat, text)
+        return self._text(HexHexBoard(state["options"]["size"]), turn)
+
+    def _read(self, state, seat, text) -> Turn:
+        """The turn a move text asks for, checked against the rules, or a MoveError."""
+
+        def refuse(reason):
+            return MoveError(f'Invalid move "{text}": {reason}')
+
+        if self.to_move(state) is None:
+            raise refuse("the game is over")
+        if self.to_move(state) != seat:
+            raise refuse(f"it is {COLOURS[state['to_move']]}'s turn")
+        compact = "".join(text.split())
+        leading = LEADING_REMOVAL_RE.fullmatch(compact)
+        removes = leading is not None
+        rest = leading.group(1) if removes else compact
+        if LATE_REMOVAL_RE.fullmatch(rest):
+            if removes:
+                raise refuse("write rem once: it takes every qualifying stone off at once")
+            raise refuse("a removal can only come before the action; write it first, e.g. rem,E5")
+        if removes and rest.lower() in ("", "pass"):
+            return self._checked(state, seat, Turn(True, None), refuse)
+        board = HexHexBoard(state["options"]["size"])
+        pair = PAIR_RE.fullmatch(rest)
+        if pair:
+            start = self._cell(board, pair.group(1), refuse)
+            end = self._cell(board, pair.group(3), refuse)
+            return self._checked(state, seat, Turn(removes, self._pair(start, end)), refuse)
+        if CELL_RE.fullmatch(rest):
+            action = Action("place", self._cell(board, rest, refuse))
+            return self._checked(state, seat, Turn(removes, action), refuse)
+        if len([part for part in re.split(SEPARATOR, rest) if part]) > 1:
+            raise refuse(f"a turn holds at most a removal and one action; {NOTATION}")
+        raise refuse(NOTATION)
+
+    @staticmethod
+    def _cell(board, text, refuse) -> Cell:
+        try:
+            return board.parse(text)
+        except ValueError as error:
+            raise refuse(str(error)) from None
+
+    @staticmethod
+    def _pair(start, end) -> Action:
+        """A FROM-TO pair as written; which kind it is depends on the geometry alone."""
+        if is_knight_move(start, end):
+            return Action("move", end, start)
+        return Action("throw", end, start)
+
+    def _checked(self, state, seat, turn: Turn, refuse) -> Turn:
+        """The turn with the capture flag settled, or the MoveError saying why it is illegal."""
+        position = Position(state)
+        board, colour = position.board, COLOURS[seat]
+        placing_only = not turn.removes and turn.action is not None and turn.action.kind == "place"
+        if state["turns"] == 0 and not placing_only:
+            raise refuse(FIRST_TURN)
+        removed = []
+        if turn.removes:
+            removed = position.qualifying(seat)
+            if not removed:
+                raise refuse(
+                    f"no {colour} stone qualifies for removal: a stone qualifies when no "
+                    f"{colour} stone is next to it and every knight cell of it holds a "
+                    f"{COLOURS[1 - seat]} piece"
+                )
+            position = position.without(removed)
+        action = turn.action
+        if action is None:
+            return turn
+        if action.start is not None and action.start in removed:
+            raise refuse(
+                f"rem takes your stone on {board.name(action.start)} off the board before "
+                "the action"
+            )
+        if action.kind == "place":
+            self._check_placement(position, seat, action.end, refuse)
+            return turn
+        if action.kind == "move":
+            self._check_knight_move(position, seat, action, refuse)
+            return turn
+        return Turn(turn.removes, self._check_throw(position, seat, action, refuse))
+
+    def _check_placement(self, position, seat, cell, refuse):
+        board, name = position.board, position.board.name(cell)
+        if position.phase == 2:
+            raise refuse(
+                "placing is over in phase 2: move a stone a knight's move (e.g. H7-E5) or "
+                "throw an axe (e.g. C3xF6)"
+            )
+        if cell in position.pieces:
+            raise refuse(f"{name} is not vacant: it holds {self._piece(position, cell)}")
+        if not position.knight_friends(cell, seat):
+            raise refuse(
+                f"{name} is not a knight's move from any {COLOURS[seat]} stone; place a "
+                "stone a knight's move (two steps in one direction, then one step turning "
+                f"60 degrees) from one of your stones: from {name} that means "
+                f"{' '.join(board.names(board.knights[cell]))}"
+            )
+
+    def _check_knight_move(self, position, seat, action, refuse):
+        start, end = position.board.name(action.start), position.board.name(action.end)
+        self._check_own_stone(position, seat, action.start, refuse)
+        if position.phase == 1:
+            raise refuse(
+                f"{start}-{end} is a knight move, and stones move only in phase 2, which "
+                f"begins when {PHASE_TWO_AXES[position.board.size]} axes are on the board; "
+                "in phase 1 place a stone (e.g. E5) or throw an axe along a line (e.g. C3xF6)"
+            )
+        if action.end in position.pieces:
+            raise refuse(
+                f"{end} is not vacant: it holds {self._piece(position, action.end)}, and a "
+                "knight move never captures"
+            )
+
+    def _check_throw(self, position, seat, action, refuse) -> Action:
+        board, pieces = position.board, position.pieces
+        start, end = board.name(action.start), board.name(action.end)
+        if action.start == action.end:
+            raise refuse(f"FROM and TO are both {start}; {NOTATION}")
+        self._check_own_stone(position, seat, action.start, refuse)
+        direction = line_direction(action.start, action.end)
+        if direction is None:
+            raise refuse(
+                f"{end} is neither a knight's move from {start} nor on a line through it; "
+                "a knight move goes two steps in one direction and one step turning 60 "
+                "degrees, a throw goes straight along one of the three lines"
+            )
+        if pieces[action.start].islower():
+            raise refuse(
+                f"the {COLOURS[seat]} stone on {start} has no axe: only a double "
+                f"({DOUBLE[seat]}) can throw"
+            )
+        for cell in board.rays[action.start][direction]:
+            symbol = pieces.get(cell)
+            if cell == action.end:
+                break
+            if symbol is not None and OWNER[symbol] != seat:
+                raise refuse(
+                    f"the path is blocked: the axe stops at the first opponent piece, "
+                    f"{self._piece(position, cell)} on {board.name(cell)}, and cannot go past it"
+                )
+        target = pieces.get(action.end)
+        if target is None:
+            return Action("throw", action.end, action.start)
+        if OWNER[target] == seat:
+            raise refuse(
+                f"the axe cannot stop on your own {self._kind(target)} on {end}: it passes "
+                "over your pieces and stops on a vacant cell or an opponent piece"
+            )
+        if target.isupper() and position.phase == 1:
+            raise refuse(
+                f"in phase 1 an axe cannot take a double ({self._piece(position, action.end)} "
+                f"on {end}); doubles can be taken from phase 2 on, which begins when "
+                f"{PHASE_TWO_AXES[board.size]} axes are on the board"
+            )
+        return Action("throw", action.end, action.start, captures=True)
+
+    @staticmethod
+    def _check_own_stone(position, seat, cell, refuse):
+        symbol, name = position.pieces.get(cell), position.board.name(cell)
+        if symbol is None:
+            raise refuse(f"there is no {COLOURS[seat]} stone on {name}")
+        if OWNER[symbol] != seat:
+            raise refuse(
+                f"{name} holds {Uknight._piece(position, cell)}, not a {COLOURS[seat]} stone"
+            )
+
+    @staticmethod
+    def _kind(symbol) -> str:
+        return "double" if symbol.isupper() else "stone"
+
+    @staticmethod
+    def _piece(position, cell) -> str:
+        symbol = position.pieces[cell]
+        return f"a {COLOURS[OWNER[symbol]]} {Uknight._kind(symbol)}"
+
+    @staticmethod
+    def _text(board, turn: Turn) -> str:
+        parts = [REMOVAL] if turn.removes else []
+        if turn.action is not None:
+            parts.append(Uknight._action_text(board.name, turn.action))
+        return ",".join(parts)
+
+    @staticmethod
+    def _action_text(name, action: Action) -> str:
+        if action.kind == "place":
+            return name(action.end)
+        joint = "x" if action.captures else "-"
+        return f"{name(action.start)}{joint}{name(action.end)}"
+
+    # -- listing the legal moves -------------------------------------------------------
+
+    def legal_moves(self, state, seat):
+        return list(self._legal_texts(state, seat))
+
+    def _legal_texts(self, state, seat) -> Iterator[str]:
+        if self.to_move(state) != seat:
+            return
+        position = Position(state)
+        name = position.board.name
+        if state["turns"] == 0:
+            yield from (name(action.end) for action in position.placements(seat))
+            return
+        yield from (self._action_text(name, action) for action in position.actions(seat))
+        removed = position.qualifying(seat)
+        if removed:
+            yield REMOVAL
+            for action in position.without(removed).actions(seat):
+                yield f"{REMOVAL},{self._action_text(name, action)}"
+
+    # -- playing a move ----------------------------------------------------------------
+
+    def apply_move(self, state, seat, move):
+        position = Position(state)
+        board = position.board
+        turn = Turn(False, None) if move == "pass" else self._read(state, seat, move)
+        removed = position.qualifying(seat) if turn.removes else []
+        position = position.without(removed)
+        action, gains_axe, taken = turn.action, False, None
+        if action is not None:
+            taken = position.pieces.get(action.end)
+            gains_axe = position.act(seat, action)
+        phase_begins = (
+            position.phase == 1
+            and action is not None
+            and action.kind == "place"
+            and position.axes() >= PHASE_TWO_AXES[board.size]
+        )
+        new = dict(
+            state,
+            pieces={board.name(cell): symbol for cell, symbol in position.pieces.items()},
+            to_move=1 - seat,
+            turns=state["turns"] + 1,
+            phase=2 if phase_begins else state["phase"],
+            passes=state["passes"] + 1 if move == "pass" else 0,
+            last={
+                "seat": seat,
+                "text": move,
+                "removed": board.names(removed),
+                "kind": None if action is None else action.kind,
+                "cells": []
+                if action is None
+                else [board.name(cell) for cell in (action.start, action.end) if cell is not None],
+                "axe": gains_axe,
+                "taken": taken,
+                "phase_begins": phase_begins,
+            },
+        )
+        self._judge(new, position, seat)
+        return new
+
+    def _judge(self, new, position, mover):
+        """docs/spec/games/uknight.md §6: the mover wins if united, else the opponent if united; two
+        passes draw."""
+        other = 1 - mover
+        for seat, by_whom in ((mover, ""), (other, f" after {COLOURS[mover]}'s turn")):
+            if position.united(seat):
+                new["result"] = {
+                    "winners": [seat],
+                    "reason": f"{COLOURS[seat]}'s stones form a single group{by_whom}",
+                }
+                return
+        if new["passes"] >= 2:
+            new["result"] = {"winners": [], "reason": "two full passes in a row"}
+
+    # -- display -----------------------------------------------------------------------
+
+    def status_line(self, state) -> str:
+        position = Position(state)
+        counts = f"White {position.axes(WHITE)}, Black {position.axes(BLACK)}"
+        threshold = PHASE_TWO_AXES[position.board.size]
+        if state["phase"] == 1:
+            return f"Phase 1, axes {position.axes()} of {threshold} ({counts})"
+        return (
+            f"Phase 2 (began with {threshold} axes on the board), axes {position.axes()} ({counts})"
+        )
+
+    def picture(self, state) -> str:
+        position = Position(state)
+        last = state["last"]
+        marks = [] if last is None else [position.board.parse(name) for name in last["cells"]]
+        return position.board.draw(position.pieces, marks=marks)
+
+    def report_lines(self, state) -> list[str]:
+        """What the last turn did (docs/spec/games/uknight.md §8: removed stones, new doubles),
+        wrapped to fit."""
+        last = state["last"]
+        if last is None:
+            return []
+        colour = COLOURS[last["seat"]]
+        if last["text"] == "pass":
+            return [f"Last move: {colour} passed (a full pass)"]
+        deeds = []
+        if last["removed"]:
+            deeds.append(f"removed {self._listed(last['removed'])}")
+        if last["kind"] is not None:
+            deeds.append(self._deed(last))
+        lines = textwrap.wrap(
+            f"Last move: {colour} {last['text']} ({'; then '.join(deeds)})", LINE_WIDTH
+        )
+        if last["phase_begins"]:
+            lines.append(
+                f"{PHASE_TWO_AXES[state['options']['size']]} axes are on the board: phase 2 "
+                "begins, placing is over."
+            )
+        return lines
+
+    def _deed(self, last) -> str:
+        axe = ", which became a double" if last["axe"] else ""
+        if last["kind"] == "place":
+            return f"placed {last['cells'][0]}{axe}"
+        start, end = last["cells"]
+        if last["kind"] == "move":
+            return f"moved {start}-{end}{axe}"
+        taken = last["taken"]
+        if taken is None:
+            return f"threw the axe from {start} to {end}"
+        return (
+            f"threw the axe from {start} and took {COLOURS[OWNER[taken]]}'s "
+            f"{self._kind(taken)} on {end}"
+        )
+
+    @staticmethod
+    def _listed(names) -> str:
+        return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
+GAME = Uknight()
