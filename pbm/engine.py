@@ -14,8 +14,11 @@ forced, so that a game always goes on until outcome() is known.
 
 from abc import ABC, abstractmethod
 from collections.abc import Hashable
+from typing import Any
 
-from .game import Outcome, State
+# Outcome and State are pbm.game's; imported from there they would make a cycle, since
+# BaseGame.engine returns a ContractEngine.
+State = Any
 
 
 class Engine(ABC):
@@ -36,8 +39,8 @@ class Engine(ABC):
         """An independent copy: playing on it leaves this engine as it is."""
 
     @abstractmethod
-    def outcome(self) -> Outcome | None:
-        """The result once the game is over, else None."""
+    def outcome(self):
+        """The game's Outcome once the game is over, else None."""
 
     @abstractmethod
     def move_text(self, move: Hashable) -> str:
@@ -78,7 +81,7 @@ class ContractEngine(Engine):
         # States are never mutated (apply_move makes a new one), so sharing one is safe.
         return ContractEngine(self.game, self._state)
 
-    def outcome(self) -> Outcome | None:
+    def outcome(self):
         return self.game.outcome(self._state)
 
     def move_text(self, move: Hashable) -> str:
