@@ -33,9 +33,11 @@ test: $(TEST_INSTALLED)
 	$(BIN)/ruff format --check .
 	$(BIN)/python -m pytest
 
-# Needs root: installs Postfix (from the distribution) when missing, deploys pbm behind it
-# the README's way, plays whole games through it, then undoes every change (see e2e/).
+# Needs root: installs Postfix and Chromium (from the distribution) when missing, deploys pbm
+# behind Postfix the README's way, plays whole games through it, drives the web view in
+# Chromium with Playwright (the system browser, no download), then undoes every change.
 e2e: $(TEST_INSTALLED)
+	PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 $(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[test,e2e]'
 	$(BIN)/python -m pytest -p no:cacheprovider -v e2e
 
 # The reliability suite at full size: 400 racing messages, 60 kills, 10x the fuzzing,
