@@ -81,7 +81,7 @@ class Home:
     def pbm(self, *words, sender=None, body=None) -> subprocess.CompletedProcess:
         argv = [str(PBM)]
         if sender:
-            argv += ["--sender", sender]
+            argv += ["--from", sender]
         if body is not None:
             argv += ["--body", "-"]
         return subprocess.run(
@@ -111,6 +111,19 @@ def replayed(game, record):
     return state
 
 
+def move_that_keeps_playing(engine, rng) -> str:
+    """A random move, if one exists that does not end the game: the pages of a board still
+    in play are what is checked."""
+    moves = sorted(engine.legal_moves(), key=str)
+    rng.shuffle(moves)
+    for move in moves:
+        after = engine.copy()
+        after.play(move)
+        if after.outcome() is None:
+            return engine.move_text(move)
+    return engine.move_text(moves[0])
+
+
 def play_random_plies(home, site, name, number, plies, rng, comment=None):
     game = load_game(name)
     for ply in range(plies):
@@ -119,8 +132,7 @@ def play_random_plies(home, site, name, number, plies, rng, comment=None):
         seat = game.to_move(state)
         if seat is None:
             return
-        engine = game.engine(state)
-        move = engine.move_text(rng.choice(sorted(engine.legal_moves(), key=str)))
+        move = move_that_keeps_playing(game.engine(state), rng)
         userid = record["seats"][seat]
         last = ply == plies - 1
         home.command(
@@ -135,8 +147,16 @@ def play_random_plies(home, site, name, number, plies, rng, comment=None):
         )
 
 
+def resign_on_move(home, site, name, number):
+    """The player on move resigns (out of turn, a resignation would only be queued)."""
+    game = load_game(name)
+    record = json.loads(fetch(f"{site}/{name}/{number}.json"))
+    userid = record["seats"][game.to_move(replayed(game, record))]
+    home.command(userid, name, "resign", str(number), userid, PASSWORD)
+
+
 def new_board(home, name, options, players) -> int:
-    said = home.command(players[0], name, "challenge", players[0], PASSWORD, *players[1:], *options)
+    said = home.command(players[0], name, "challenge", *players, *options)
     return int(re.search(r"Board (\d+)", said).group(1))
 
 
@@ -171,7 +191,7 @@ def site(tmp_path_factory):
             play_random_plies(home, url, name, active, plies, rng, comment=HOSTILE_COMMENT)
             finished = new_board(home, name, options, players[:2])
             play_random_plies(home, url, name, finished, 2, rng)
-            home.command("bob", name, "resign", str(finished), "bob", PASSWORD)
+            resign_on_move(home, url, name, finished)
             boards[name] = (active, finished)
         yield url, boards
     finally:
@@ -212,7 +232,11 @@ class Visit:
         )
         page.on(
             "console",
-            lambda m: self.problems.append(f"console: {m.text}") if m.type == "error" else None,
+            lambda m: (
+                self.problems.append(f"console: {m.text} ({m.location.get('url')})")
+                if m.type == "error"
+                else None
+            ),
         )
         page.on("pageerror", lambda e: self.problems.append(f"page error: {e}"))
         page.on("dialog", lambda d: self.problems.append(f"dialog: {d.message}"))
@@ -224,7 +248,7 @@ class Visit:
 
     def close(self):
         self.context.close()
-        assert self.problems == []
+        assert self.problems == [], f"on {self.page.url}"
 
 
 @pytest.fixture
