@@ -412,6 +412,7 @@ class Store:
     def __init__(self, conn: sqlite3.Connection):
         self.conn = conn
         self._db = None
+        self._grouped = False
         self.users = Users(self)
         self.boards = Boards(self)
         self.votes = Votes(self)
@@ -443,9 +444,24 @@ class Store:
 
     # -- transactions ------------------------------------------------------------
 
+    @property
+    def wal_path(self) -> Path:
+        """The write-ahead log, where a commit is written before anything else."""
+        path = Path(self.conn.execute("PRAGMA database_list").fetchone()[2])
+        return path.with_name(path.name + "-wal")
+
+    @property
+    def in_transaction(self) -> bool:
+        return self.conn.in_transaction
+
     @contextmanager
     def write(self):
-        """One read-then-write unit: BEGIN IMMEDIATE, then COMMIT or ROLLBACK."""
+        """One read-then-write unit: BEGIN IMMEDIATE, then COMMIT or ROLLBACK; inside
+        group() a savepoint, released or rolled back alone."""
+        if self._grouped:
+            with self._savepoint("request"):
+                yield self
+            return
         self.conn.execute("BEGIN IMMEDIATE")
         try:
             yield self
@@ -465,16 +481,46 @@ class Store:
             self.conn.execute("COMMIT")
 
     @contextmanager
+    def group(self):
+        """Group commit: one BEGIN IMMEDIATE ... COMMIT around several write() units, each
+        of them a savepoint. The COMMIT is not synced (synchronous=NORMAL: SQLite still
+        syncs its checkpoints): the caller makes it durable with one sync of the file
+        system, together with the files it writes, before it tells anyone."""
+        self.conn.execute("PRAGMA synchronous=NORMAL")
+        try:
+            self.conn.execute("BEGIN IMMEDIATE")
+            self._grouped = True
+            try:
+                yield self
+                self._grouped = False
+                self.conn.execute("COMMIT")
+            except BaseException:
+                if self.conn.in_transaction:
+                    self.conn.execute("ROLLBACK")
+                raise
+            finally:
+                self._grouped = False
+        finally:
+            self.conn.execute("PRAGMA synchronous=FULL")
+
+    @contextmanager
     def savepoint(self):
         """Undo a refused command's partial writes but keep the transaction."""
-        self.conn.execute("SAVEPOINT command")
+        with self._savepoint("command"):
+            yield
+
+    @contextmanager
+    def _savepoint(self, name):
+        self.conn.execute(f"SAVEPOINT {name}")
         try:
             yield
         except BaseException:
-            self.conn.execute("ROLLBACK TO SAVEPOINT command")
-            self.conn.execute("RELEASE SAVEPOINT command")
+            # A full disk or an I/O error may have rolled the whole transaction back.
+            if self.conn.in_transaction:
+                self.conn.execute(f"ROLLBACK TO SAVEPOINT {name}")
+                self.conn.execute(f"RELEASE SAVEPOINT {name}")
             raise
-        self.conn.execute("RELEASE SAVEPOINT command")
+        self.conn.execute(f"RELEASE SAVEPOINT {name}")
 
     # -- migrations --------------------------------------------------------------
 
