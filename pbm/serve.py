@@ -155,11 +155,11 @@ class MailService:
             jobs = self._waiting()
             commands = [job for job in jobs if isinstance(job, Command)]
             if commands:
+                self.groups += 1
+                self.commands += len(commands)
                 started = time.thread_time()
                 self._run_group(commands)
                 self.writer_cpu += time.thread_time() - started
-                self.groups += 1
-                self.commands += len(commands)
             for task in (job for job in jobs if isinstance(job, Task)):
                 try:
                     task.outcome.set_result(task.work())
@@ -200,7 +200,7 @@ class MailService:
                 rows = claim(server.store, batch.queued, now()) if self.maildir else []
             self.unmarked = []
             mails = stage_maildir(self.config, rows)
-            sync_files([server.store.wal_path, *mails.paths(self.config)])
+            sync_files([*server.store.commit_paths(), *mails.paths(self.config)])
         except Exception as error:
             # Nothing is answered 250 before its commit is durable: all are retried.
             for command in commands:

@@ -19,6 +19,7 @@ from .votes import Votes
 from .watching import Watching
 
 BUSY_TIMEOUT_SECONDS = 30
+GROUP_CHECKPOINT_PAGES = 10_000
 CORE_SET = "pbm"
 _CORE_STEPS = []
 
@@ -444,11 +445,11 @@ class Store:
 
     # -- transactions ------------------------------------------------------------
 
-    @property
-    def wal_path(self) -> Path:
-        """The write-ahead log, where a commit is written before anything else."""
+    def commit_paths(self) -> list[Path]:
+        """The files a commit writes: the database and its write-ahead log."""
         path = Path(self.conn.execute("PRAGMA database_list").fetchone()[2])
-        return path.with_name(path.name + "-wal")
+        wal = path.with_name(path.name + "-wal")
+        return [path, wal] if wal.exists() else [path]
 
     @property
     def in_transaction(self) -> bool:
@@ -485,7 +486,10 @@ class Store:
         """Group commit: one BEGIN IMMEDIATE ... COMMIT around several write() units, each
         of them a savepoint. The COMMIT is not synced (synchronous=NORMAL: SQLite still
         syncs its checkpoints): the caller makes it durable with one sync of the file
-        system, together with the files it writes, before it tells anyone."""
+        system, together with the files it writes, before it tells anyone. A checkpoint
+        costs two syncs of its own: this connection makes one every GROUP_CHECKPOINT_PAGES
+        pages of log (40 MB), not every 1,000."""
+        self.conn.execute(f"PRAGMA wal_autocheckpoint={GROUP_CHECKPOINT_PAGES}")
         self.conn.execute("PRAGMA synchronous=NORMAL")
         try:
             self.conn.execute("BEGIN IMMEDIATE")
