@@ -273,6 +273,7 @@ def serve_run(workdir: Path, clients: int, plies: int, strace=None, delay_ms=0) 
         "rate": timed / (end - start),
         "moves": timed,
         "process_cpu_ms": (cpu - warm_cpu) / timed * 1000,
+        "cores": (cpu - warm_cpu) / (end - start),  # of the machine's, while timed
     }
     figures.update(_writer_line(home))
     if strace:
@@ -353,7 +354,8 @@ def serve_throughput(workdir: Path, single_plies: int, clients: int, plies: int)
         report(
             f"pbm serve, {count} client{'s' if count > 1 else ''}: writer CPU a move",
             f"{run['cpu_ms']:.2f} ms, so at most {1000 / run['cpu_ms']:.0f} moves per second "
-            f"(the whole process: {run['process_cpu_ms']:.2f} ms a move)",
+            f"(the whole process: {run['process_cpu_ms']:.2f} ms a move, and it got "
+            f"{run['cores']:.2f} of a core while timed)",
             f"measured {run['rate']:.0f} per second",
             f"{run['rate'] * run['cpu_ms'] / 1000:.2f}",
         )

@@ -149,18 +149,16 @@ class MailService:
     # -- the writer -------------------------------------------------------------------
 
     def _write(self):
-        """The writer's loop: every command waiting makes one group; other work runs
+        """The writer's loop: the commands waiting make one group; other work runs
         between groups; sent marks left waiting get a commit of their own when idle."""
         while True:
-            jobs = self._waiting()
-            commands = [job for job in jobs if isinstance(job, Command)]
+            commands, tasks = [], []
+            self._take_more(commands, tasks, wait=True)
             if commands:
-                self.groups += 1
-                self.commands += len(commands)
                 started = time.thread_time()
-                self._run_group(commands)
+                self._run_group(commands, tasks)
                 self.writer_cpu += time.thread_time() - started
-            for task in (job for job in jobs if isinstance(job, Task)):
+            for task in tasks:
                 try:
                     task.outcome.set_result(task.work())
                 except Exception as error:
@@ -168,33 +166,23 @@ class MailService:
                 if task.work == self._stop:
                     return
 
-    def _waiting(self) -> list:
-        """The jobs waiting, at least one; none when idle with sent marks to commit."""
-        try:
-            if self.unmarked:
-                first = self.jobs.get(timeout=MARK_AFTER_IDLE_SECONDS)
-            else:
-                first = self.jobs.get()
-        except queue.Empty:
-            self._guarded(self._mark_sent)
-            return []
-        jobs = [first]
-        while True:
-            try:
-                jobs.append(self.jobs.get_nowait())
-            except queue.Empty:
-                return jobs
-
-    def _run_group(self, commands):
-        """Group commit: the commands, the sent marks waiting and the claim of the new
-        mails in one transaction; then the mails into tmp/ and one sync for all."""
+    def _run_group(self, commands, tasks):
+        """Group commit: the commands, those that come while they run (until none is
+        waiting: each session has one at most), the sent marks waiting and the claim of
+        the new mails in one transaction; then the mails into tmp/ and one sync for all.
+        Other work that comes meanwhile goes to `tasks`, for after the group."""
         try:
             server = self._pipeline()
             with server.batch() as batch:
-                outcomes = [
-                    batch.run(partial(DirectServer(server).run, c.request, c.refusal, c.early))
-                    for c in commands
-                ]
+                outcomes = []
+                while len(outcomes) < len(commands):
+                    command = commands[len(outcomes)]
+                    work = partial(
+                        DirectServer(server).run, command.request, command.refusal, command.early
+                    )
+                    outcomes.append(batch.run(work))
+                    if len(outcomes) == len(commands):
+                        self._take_more(commands, tasks)
                 if self.unmarked:
                     server.store.outbox.mark_sent_many(self.unmarked, stamp(now()))
                 rows = claim(server.store, batch.queued, now()) if self.maildir else []
@@ -203,6 +191,7 @@ class MailService:
             sync_files([*server.store.commit_paths(), *mails.paths(self.config)])
         except Exception as error:
             # Nothing is answered 250 before its commit is durable: all are retried.
+            self._count(commands)
             for command in commands:
                 command.outcome.set_exception(error)
             self._close_database()
@@ -212,9 +201,30 @@ class MailService:
         if any(isinstance(outcome, Exception) for outcome in outcomes):
             self._close_database()  # reopened next time: the operator's cure is seen
 
+    def _take_more(self, commands, tasks, wait=False):
+        """Every job waiting, into commands or tasks. With `wait`, at least one; or none
+        after MARK_AFTER_IDLE_SECONDS idle with sent marks to commit, which commits them."""
+        while True:
+            try:
+                if wait:
+                    job = self.jobs.get(timeout=MARK_AFTER_IDLE_SECONDS if self.unmarked else None)
+                else:
+                    job = self.jobs.get_nowait()
+            except queue.Empty:
+                if wait:
+                    self._guarded(self._mark_sent)
+                return
+            wait = False
+            (commands if isinstance(job, Command) else tasks).append(job)
+
+    def _count(self, commands):
+        self.groups += 1
+        self.commands += len(commands)
+
     def _committed(self, commands, outcomes):
         """The one place where a group has committed, durably, and its mails are
         delivered (as mail_handler.py answers after delivery): each client is answered."""
+        self._count(commands)
         for command, outcome in zip(commands, outcomes):
             if isinstance(outcome, Exception):
                 command.outcome.set_exception(outcome)
