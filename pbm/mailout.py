@@ -167,9 +167,9 @@ class MaildirBatch:
 
 
 def stage_maildir(config, rows) -> MaildirBatch:
-    """Write the rows into tmp/ without a sync each: sync_files makes the whole batch
-    durable at once (with the commit, in `pbm serve`), then publish_maildir renames it
-    into new/. A row taken over from a claimer that died (claim_many gives its status as
+    """Write the rows into tmp/ without a sync: sync_together makes the whole batch
+    durable at once (with the commit, in `pbm serve`), or fsync_each, then
+    publish_maildir renames it into new/. A row taken over from a claimer that died (claim_many gives its status as
     it found it) is not written again if its file got into new/ or cur/ before the crash:
     the crash came between the rename and the sent mark, and a second file would be a
     second delivery."""
@@ -232,25 +232,36 @@ def recover_maildir(store, config) -> int:
     return moved
 
 
-def sync_files(paths) -> None:
-    """Make files written without a sync durable, with as few syncs as the system allows:
+def sync_together(paths) -> None:
+    """Make files written without a sync durable with as few syncs as the system allows:
     one syncfs(2) per file system they are on (Linux: it gives the guarantee of an fsync
-    of every file there), else an fsync of each."""
+    of every file there, and flushes whatever else is dirty there), else fsync_each."""
     syncfs = _syncfs()
+    if syncfs is None:
+        fsync_each(paths)
+        return
     done = set()
     for path in paths:
-        if syncfs is not None:
-            device = os.stat(path).st_dev
-            if device in done:
-                continue
-            done.add(device)
+        device = os.stat(path).st_dev
+        if device in done:
+            continue
+        done.add(device)
         descriptor = os.open(path, os.O_RDONLY)
         try:
-            if syncfs is None:
-                os.fsync(descriptor)
-            elif syncfs(descriptor) != 0:
+            if syncfs(descriptor) != 0:
                 number = _errno()
                 raise OSError(number, f"syncfs: {os.strerror(number)}", str(path))
+        finally:
+            os.close(descriptor)
+
+
+def fsync_each(paths) -> None:
+    """One fsync a file: for the few files of one mail's delivery, where loading syncfs
+    (ctypes) would cost the mail pipe more than the fsync it saves."""
+    for path in paths:
+        descriptor = os.open(path, os.O_RDONLY)
+        try:
+            os.fsync(descriptor)
         finally:
             os.close(descriptor)
 
@@ -365,10 +376,10 @@ def claimer_is_gone(claim: str | None) -> bool:
 
 
 def _deliver_to_maildir(store, config, rows, moment, counts) -> list[int]:
-    """The rows written, made durable with one sync, renamed into new/, marked sent."""
+    """The rows written and synced, renamed into new/, marked sent."""
     batch = stage_maildir(config, rows)
     try:
-        sync_files(batch.paths(config))
+        fsync_each(batch.paths(config))
     except OSError as error:
         batch.failed.extend((row, str(error)) for row in batch.written)
         batch.written = []

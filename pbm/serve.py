@@ -27,7 +27,7 @@ from .dispatch import open_server
 from .failures import curable_cause
 from .grammar import password_of
 from .intake import DirectServer, process_message
-from .mailout import claim, deliver, publish_maildir, retry_failed, stage_maildir, sync_files
+from .mailout import claim, deliver, publish_maildir, retry_failed, stage_maildir, sync_together
 from .mailout import flush as flush_outbox
 from .security import EarlyCheck, PasswordCache, password_check_needed
 from .store import Store
@@ -188,7 +188,7 @@ class MailService:
                 rows = claim(server.store, batch.queued, now()) if self.maildir else []
             self.unmarked = []
             mails = stage_maildir(self.config, rows)
-            sync_files([*server.store.commit_paths(), *mails.paths(self.config)])
+            sync_together([*server.store.commit_paths(), *mails.paths(self.config)])
         except Exception as error:
             # Nothing is answered 250 before its commit is durable: all are retried.
             self._count(commands)

@@ -240,7 +240,7 @@ def game_home(project_env, tmp_path):
     "killed_at, left",
     [
         (("claim", "1"), None),  # inside the group's transaction, before its COMMIT
-        (("sync_files", "1"), (2, 0)),  # committed, mails in tmp/, nothing synced
+        (("sync_together", "1"), (2, 0)),  # committed, mails in tmp/, nothing synced
         (("publish_maildir", "1"), (2, 0)),  # synced, nothing renamed into new/
         (("rename", "2"), (1, 1)),  # one mail renamed into new/, the other still in tmp/
     ],
@@ -298,7 +298,7 @@ def test_a_server_killed_in_a_group_loses_nothing_and_sends_nothing_twice(
 
 def test_one_sync_for_a_batch_of_files_on_one_file_system(tmp_path, monkeypatch):
     import pbm.mailout
-    from pbm.mailout import sync_files
+    from pbm.mailout import sync_together
 
     if sys.platform.startswith("linux"):
         assert pbm.mailout._syncfs() is not None, "syncfs(2) is found on Linux"
@@ -307,11 +307,11 @@ def test_one_sync_for_a_batch_of_files_on_one_file_system(tmp_path, monkeypatch)
         path.write_bytes(b"mail")
     synced, fsynced = [], []
     monkeypatch.setattr(pbm.mailout, "_syncfs", lambda: lambda fd: synced.append(fd) or 0)
-    sync_files(paths)
+    sync_together(paths)
     assert len(synced) == 1
     monkeypatch.setattr(pbm.mailout, "_syncfs", lambda: None)
     monkeypatch.setattr(pbm.mailout.os, "fsync", fsynced.append)
-    sync_files(paths)
+    sync_together(paths)
     assert len(fsynced) == 3, "without syncfs, every file is synced alone"
     with pytest.raises(FileNotFoundError):
-        sync_files([tmp_path / "missing.pbm"])
+        sync_together([tmp_path / "missing.pbm"])
