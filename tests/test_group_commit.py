@@ -191,20 +191,31 @@ def test_a_row_taken_over_is_not_written_again_when_its_reader_has_it(harness, m
 
 # -- a real server killed at each step of a group ----------------------------------------------
 
-# Runs `pbm serve` with one function of pbm/serve.py (or the rename) made to kill the
-# process with SIGKILL the nth time it is called.
+# Runs `pbm serve` with one function of pbm/serve.py made to kill the process with SIGKILL
+# the nth time it is called; "rename" is os.replace while publish_maildir runs.
 KILLER = """
 import os, signal, sys
 import pbm.serve
 where, nth = sys.argv[1], int(sys.argv[2])
-module, name = (os, "replace") if where == "rename" else (pbm.serve, where)
-original, calls = getattr(module, name), []
-def killed(*args, **kwargs):
-    calls.append(1)
-    if len(calls) == nth:
-        os.kill(os.getpid(), signal.SIGKILL)
-    return original(*args, **kwargs)
-setattr(module, name, killed)
+calls = []
+def killing(original):
+    def killed(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == nth:
+            os.kill(os.getpid(), signal.SIGKILL)
+        return original(*args, **kwargs)
+    return killed
+if where == "rename":
+    publish, replace = pbm.serve.publish_maildir, os.replace
+    def publishing(*args, **kwargs):
+        os.replace = killing(replace)
+        try:
+            return publish(*args, **kwargs)
+        finally:
+            os.replace = replace
+    pbm.serve.publish_maildir = publishing
+else:
+    setattr(pbm.serve, where, killing(getattr(pbm.serve, where)))
 from pbm.cli import cli
 cli.main(args=sys.argv[3:], prog_name="pbm")
 """
