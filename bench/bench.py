@@ -1,8 +1,10 @@
 """`make bench`: pbm's speed, each figure printed next to a reference measured in the same run.
 
 1. One `move` mail through mail_handler.py in a fresh process, next to `python -c pass`.
-2. `pbm serve` throughput of `move` mails sent over SMTP by another process, next to the
-   raw rate of small SQLite write transactions on the same disk; argon2 reported apart.
+2. `pbm serve` throughput of `move` mails sent over SMTP by another process, with 1 and
+   with 16 clients, next to the raw rate of single SQLite commits on the same disk and to
+   what the writer's CPU a move allows; the syncs a move (strace), and the same with every
+   sync made 4 ms slower (strace's fault injection); argon2 reported apart.
 3. Latency of `move` and `show` with 100,000 finished boards and 10,000 users, next to
    the same with 100 boards.
 4. Every game's engine: random playouts and legal-move listing next to the engine frozen
@@ -158,6 +160,23 @@ def per_message_cost(workdir: Path, runs: int):
 
 # -- 2. pbm serve throughput --------------------------------------------------------------
 
+SYNC_CALLS = "fsync,fdatasync,syncfs,sync,sync_file_range,msync"
+
+
+def fsync_cost(workdir: Path, samples: int) -> float:
+    """Milliseconds for one write and fsync of a small file on the disk of the homes."""
+    path = workdir / "fsync.probe"
+    times = []
+    with open(path, "wb") as handle:
+        for _ in range(samples):
+            handle.write(b"x" * 512)
+            handle.flush()
+            start = time.perf_counter()
+            os.fsync(handle.fileno())
+            times.append(time.perf_counter() - start)
+    path.unlink()
+    return statistics.median(times) * 1000
+
 
 def raw_sqlite_rate(workdir: Path, count: int) -> float:
     """Small write transactions with the server's own settings: WAL, synchronous=FULL."""
@@ -188,27 +207,34 @@ def argon2_cost(samples: int) -> float:
     return (time.perf_counter() - start) / samples * 1000
 
 
-def serve_throughput(workdir: Path, messages: int, boards: int):
-    home = init_home(workdir / "serve")
+def serve_run(workdir: Path, clients: int, plies: int, strace=None, delay_ms=0) -> dict:
+    """`plies` moves on each of `clients` boards, one SMTP session per board, all at once;
+    the moves per second (accepted and their mails in the Maildir) and the syncs a move
+    (counted by strace when given) past each board's first WARM_PLIES, and the writer's
+    CPU a move (its own log line at the stop)."""
+    home = init_home(workdir / f"serve-{clients}-{delay_ms}")
     players = []
-    for b in range(boards):
+    for b in range(clients):
         pair = (f"w{b}", f"b{b}")
         players.append(pair)
         for userid in pair:
             pbm(home, "signup", userid, "secret", f"{userid}@bench.example")
         pbm(home, GAME, "challenge", *pair, f"-size={SIZE}")
-    plies = messages // boards
-    scripts = [move_script(plies) for _ in range(boards)]
-    port = _free_port()
-    process = subprocess.Popen(
-        [str(PBM), "--home", str(home), "serve", "--port", str(port)],
-        env=env_for(home),
-        stdout=subprocess.PIPE,
-        cwd=ROOT,
-    )
+    scripts = [move_script(plies) for _ in range(clients)]
+    counted = workdir / f"strace-{clients}-{delay_ms}.txt"
+    command = [str(PBM), "--home", str(home), "serve", "--port", str(port := _free_port())]
+    if strace:
+        traced = ["-f", "--seccomp-bpf", "-qq", "-ttt", "-o", str(counted)]
+        traced += ["-e", f"trace={SYNC_CALLS}"]
+        if delay_ms:
+            traced += ["-e", f"inject=fsync,fdatasync,syncfs:delay_exit={delay_ms * 1000}"]
+        command = [strace, *traced, *command]
+    process = subprocess.Popen(command, env=env_for(home), stdout=subprocess.PIPE, cwd=ROOT)
     assert b"listening" in process.stdout.readline()
+    server = _child_of(process.pid) if strace else process.pid
+    time.sleep(0.5)  # the first outbox flush runs as the listener starts
     try:
-        sender = subprocess.run(
+        sender = subprocess.Popen(
             [
                 sys.executable,
                 __file__,
@@ -218,61 +244,180 @@ def serve_throughput(workdir: Path, messages: int, boards: int):
                     [
                         [b, p, players[b][(p - 1) % 2], scripts[b][p - 1]]
                         for p in range(1, plies + 1)
-                        for b in range(boards)
+                        for b in range(clients)
                     ]
                 ),
             ],
-            capture_output=True,
-            check=True,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
             text=True,
         )
-        seconds = float(sender.stdout.strip())
+        assert sender.stdout.readline() == "warm\n"
+        warm_cpu = _cpu_seconds(server)
+        sender.stdin.write("go\n")
+        sender.stdin.flush()
+        timing, _ = sender.communicate()
+        assert sender.returncode == 0
+        start, end = json.loads(timing)
+        cpu = _cpu_seconds(server)
     finally:
-        process.send_signal(signal.SIGTERM)
-        process.wait(timeout=60)
-    shown = pbm(home, GAME, "show", "101").output
-    assert f"): {scripts[0][-1]}" in shown.split("\n\n\n")[0], "the moves were not all played"
-    rate = boards * plies / seconds
-    raw = raw_sqlite_rate(workdir, 2000)
-    report(
-        "pbm serve: move mails over SMTP",
-        f"{rate:.0f} per second",
-        f"raw SQLite write transactions {raw:.0f} per second",
-        f"{rate / raw:.2f}",
+        os.kill(server, signal.SIGTERM)
+        process.wait(timeout=120)
+    moves = clients * plies
+    timed = clients * (plies - WARM_PLIES)
+    mails = len(list((home / "outbox" / "new").iterdir()))
+    assert mails >= 2 * moves, f"{mails} mails in the Maildir for {moves} moves"
+    for b in range(clients):
+        shown = pbm(home, GAME, "show", str(101 + b)).output
+        assert f"): {scripts[b][-1]}" in shown.split("\n\n\n")[0], "the moves were not all played"
+    figures = {
+        "rate": timed / (end - start),
+        "moves": timed,
+        "process_cpu_ms": (cpu - warm_cpu) / timed * 1000,
+        "cores": (cpu - warm_cpu) / (end - start),  # of the machine's, while timed
+    }
+    figures.update(_writer_line(home))
+    if strace:
+        figures["syncs"], figures["all_syncs"] = _sync_calls(counted, start, end)
+    return figures
+
+
+def _cpu_seconds(pid: int) -> float:
+    """User and system CPU of a process so far, all its threads."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _child_of(pid: int) -> int:
+    """The process strace runs (it answers SIGTERM by detaching, not by stopping it)."""
+    children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    return int(children[0])
+
+
+def _writer_line(home: Path) -> dict:
+    """pbm serve's own count at its stop: commands, groups, CPU a command."""
+    import re
+
+    text = (home / "log" / "pbm.log").read_text()
+    found = re.findall(
+        r"writer: (\d+) commands in (\d+) groups .*?, ([\d.]+) ms CPU a command", text
     )
+    commands, groups, cpu = found[-1]
+    return {"commands": int(commands), "groups": int(groups), "cpu_ms": float(cpu)}
+
+
+def _sync_calls(path: Path, start: float, end: float) -> tuple[dict, int]:
+    """Calls of each sync system call from strace's log between start and end (the timed
+    moves), and the number in the whole run (start-up and stop included)."""
+    calls, everything = {}, 0
+    for line in path.read_text().splitlines():
+        words = line.split()
+        if len(words) < 3 or "resumed>" in line:
+            continue
+        name = words[2].split("(")[0]
+        if name in SYNC_CALLS.split(","):
+            everything += 1
+            if start <= float(words[1]) <= end:
+                calls[name] = calls.get(name, 0) + 1
+    return calls, everything
+
+
+def serve_throughput(workdir: Path, single_plies: int, clients: int, plies: int):
+    fsync_ms = fsync_cost(workdir, 50)
+    raw = raw_sqlite_rate(workdir, 300)
+    report(
+        "disk: write and fsync of a small file (median of 50)",
+        f"{fsync_ms:.2f} ms",
+        f"raw SQLite commits (WAL, synchronous=FULL) {raw:.0f} per second",
+    )
+    strace = shutil.which("strace")
+    if strace is None:
+        print(
+            "   (syncs not counted and no slow-disk run: install strace, e.g. apt-get install strace)"
+        )
+    runs = {}
+    for count, each in ((1, single_plies), (clients, plies)):
+        run = runs[count] = serve_run(workdir, count, each, strace)
+        syncs = sum(run.get("syncs", {}).values())
+        kinds = ", ".join(f"{n} {k}" for k, n in sorted(run.get("syncs", {}).items()))
+        report(
+            f"pbm serve, {count} SMTP client{'s' if count > 1 else ''} ({run['moves']} moves)",
+            f"{run['rate']:.0f} moves per second (accepted, mails in the Maildir)",
+            f"raw SQLite commits {raw:.0f} per second",
+            f"{run['rate'] / raw:.2f}",
+        )
+        if strace:
+            report(
+                f"pbm serve, {count} client{'s' if count > 1 else ''}: syncs a move",
+                f"{syncs / run['moves']:.2f} ({kinds})",
+                f"{run['commands'] / run['groups']:.1f} commands a group",
+            )
+        report(
+            f"pbm serve, {count} client{'s' if count > 1 else ''}: writer CPU a move",
+            f"{run['cpu_ms']:.2f} ms, so at most {1000 / run['cpu_ms']:.0f} moves per second "
+            f"(the whole process: {run['process_cpu_ms']:.2f} ms a move, and it got "
+            f"{run['cores']:.2f} of a core while timed)",
+            f"measured {run['rate']:.0f} per second",
+            f"{run['rate'] * run['cpu_ms'] / 1000:.2f}",
+        )
+    if strace:
+        slow = serve_run(workdir, clients, plies, strace, delay_ms=4)
+        slow_one = serve_run(workdir, 1, single_plies, strace, delay_ms=4)
+        for count, run in ((1, slow_one), (clients, slow)):
+            syncs = sum(run["syncs"].values())
+            report(
+                f"pbm serve, {count} client{'s' if count > 1 else ''}, every sync 4 ms slower (strace inject)",
+                f"{run['rate']:.0f} moves per second, {syncs / run['moves']:.2f} syncs a move",
+                f"{run['commands'] / run['groups']:.1f} commands a group; a sync then "
+                f"takes {fsync_ms + 4:.1f} ms",
+            )
     cost = argon2_cost(20)
     report(
         "argon2id password check (m=19 MiB, t=2, p=1)",
         f"{cost:.1f} ms each",
         f"{1000 / cost:.0f} checks per second per core",
     )
-    return rate, raw
+    return runs, raw
+
+
+WARM_PLIES = 2  # each player's first move pays argon2, later ones hit the password cache
 
 
 def send_over_smtp(port: int, plan: list):
     """Run in a separate process: one SMTP session per board, all at once (each board's
-    moves in order); print the seconds it took."""
+    moves in order, built before the clock starts); the first WARM_PLIES moves of every
+    board go first, untimed. Prints the seconds the rest took."""
+    import threading
     from concurrent.futures import ThreadPoolExecutor
 
     by_board = {}
     for board, ply, userid, move in plan:
-        by_board.setdefault(board, []).append((ply, userid, move))
+        raw = mail(
+            f"{userid}@bench.example",
+            f"{GAME} move {101 + board} {userid} secret {move}#{ply}",
+            f"{board}-{ply}",
+        ).as_bytes()
+        by_board.setdefault(board, []).append((f"{userid}@bench.example", raw))
+    warm = threading.Barrier(len(by_board) + 1)
+    go = threading.Barrier(len(by_board) + 1)
 
     def session(board):
         with smtplib.SMTP("127.0.0.1", port, timeout=300) as client:
-            for ply, userid, move in by_board[board]:
-                client.send_message(
-                    mail(
-                        f"{userid}@bench.example",
-                        f"{GAME} move {101 + board} {userid} secret {move}#{ply}",
-                        f"{board}-{ply}",
-                    )
-                )
+            for number, (sender, raw) in enumerate(by_board[board]):
+                if number == WARM_PLIES:
+                    warm.wait()
+                    go.wait()
+                client.sendmail(sender, ["pbm@localhost"], raw)
 
-    start = time.perf_counter()
     with ThreadPoolExecutor(len(by_board)) as pool:
-        list(pool.map(session, by_board))
-    print(time.perf_counter() - start)
+        done = pool.map(session, by_board)
+        warm.wait()
+        print("warm", flush=True)
+        sys.stdin.readline()  # the bench reads the server's CPU so far
+        start = time.time()
+        go.wait()
+        list(done)
+    print(json.dumps([start, time.time()]))
 
 
 def _free_port():
@@ -433,7 +578,7 @@ def main():
         if "pipe" in wanted:
             per_message_cost(work, 11 if args.quick else 31)
         if "serve" in wanted:
-            serve_throughput(work, 60 if args.quick else 400, 4 if args.quick else 8)
+            serve_throughput(work, 30 if args.quick else 150, 16, 5 if args.quick else 25)
         if "scaling" in wanted:
             scaling(
                 work,

@@ -1,7 +1,9 @@
 """The one dispatcher: a request (mail, `multiple` line or command line) in, mails out.
 
 Each request runs in one BEGIN IMMEDIATE transaction together with its inbox key and
-every mail it produces, so a command and its mail commit or vanish together.
+every mail it produces, so a command and its mail commit or vanish together. `pbm serve`
+runs the requests waiting for it together (Server.batch): each in a savepoint of one
+transaction, one commit for all.
 """
 
 import logging
@@ -77,10 +79,31 @@ def open_server(config, games=None):
         store.close()
 
 
+class Batch:
+    """Requests run in one transaction (Server.batch), and the outbox rows they queued,
+    delivered by the caller after the commit."""
+
+    def __init__(self, store):
+        self.store = store
+        self.queued: list[int] = []
+
+    def run(self, work):
+        """work() in the batch: its value, or the exception it raised after its writes were
+        rolled back (its own answer: SMTP 451). An error that cost the whole transaction is
+        raised: every request of the batch must then be retried."""
+        try:
+            return work()
+        except Exception as error:
+            if not self.store.in_transaction:
+                raise
+            return error
+
+
 class Server:
     def __init__(self, config, store, games: dict | None = None):
         self.config = config
         self.store = store
+        self._batch = None
         self.templates = text_environment(config.home, load_game)
         if games is None:
             self.games = GameCatalog(on_load=self._use_game)
@@ -124,6 +147,26 @@ class Server:
         return self.templates.get_template(template).render(**values).strip("\n")
 
     # -- the pipeline ----------------------------------------------------------------
+
+    @contextmanager
+    def batch(self):
+        """Group commit: every request executed inside runs in a savepoint of one
+        transaction (Store.group), with the same answers and mails as alone; their
+        delivery waits for the caller, after the commit, in Batch.queued. The commit is
+        not synced yet: nobody may be told before the caller has synced it."""
+        batch = Batch(self.store)
+        self._batch = batch
+        try:
+            with self.store.group():
+                yield batch
+        finally:
+            self._batch = None
+
+    def _deliver(self, row_ids):
+        if self._batch is not None:
+            self._batch.queued.extend(row_ids)
+        elif row_ids:
+            deliver(self.store, self.config, row_ids)
 
     def execute(self, request: Request, early=None) -> Result:
         """Run one request; `early` is an EarlyCheck of its password already under way."""
@@ -279,7 +322,7 @@ class Server:
             if not self._over_rate_limit(ctx):
                 work(ctx)
             result = self.queue_mails(ctx)
-        deliver(self.store, self.config, [row_id for row_id, _ in result.queued])
+        self._deliver([row_id for row_id, _ in result.queued])
         return result
 
     def run_step(self, work, dry_run=False) -> Exception | None:
@@ -299,15 +342,13 @@ class Server:
             if is_transient(error):
                 raise
             return error
-        deliver(self.store, self.config, [row_id for row_id, _ in queued.queued])
+        self._deliver([row_id for row_id, _ in queued.queued])
         return None
 
     def _duplicate(self, request: Request) -> Result:
         """A message seen before runs nothing, but finishes a delivery a crash cut short."""
         log.info("duplicate message %s skipped", request.key)
-        pending = self.store.outbox.pending_for(request.key)
-        if pending:
-            deliver(self.store, self.config, pending)
+        self._deliver(self.store.outbox.pending_for(request.key))
         return Result(ok=True, duplicate=True)
 
     def _over_rate_limit(self, ctx) -> bool:

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from email.message import EmailMessage
 from email.utils import format_datetime, make_msgid
+from functools import lru_cache
 
 from .clock import now, parse_stamp, stamp
 from .headers import HeaderError, checked_header, has_control
@@ -124,22 +125,162 @@ class PermanentDeliveryError(Exception):
     pass
 
 
-def _write_maildir(config, row) -> None:
-    """An outbox row into the Maildir; the name is the row id, so a rewrite replaces."""
-    write_maildir(config, f"{int(row.id):010d}.pbm", row.message)
-
-
 def write_maildir(config, name: str, message: bytes) -> None:
-    """Write into tmp/ then rename into new/, synced: a reader never sees half a mail."""
-    base = config.outbox_dir
-    for sub in ("tmp", "new", "cur"):
-        (base / sub).mkdir(parents=True, exist_ok=True)
-    temporary = base / "tmp" / name
+    """One file into tmp/, synced, then renamed into new/: a reader never sees half a mail."""
+    temporary = _maildir(config) / "tmp" / name
     with open(temporary, "wb") as handle:
         handle.write(message)
         handle.flush()
         os.fsync(handle.fileno())
-    os.replace(temporary, base / "new" / name)
+    os.replace(temporary, config.outbox_dir / "new" / name)
+
+
+def _maildir(config):
+    base = config.outbox_dir
+    for sub in ("tmp", "new", "cur"):
+        (base / sub).mkdir(parents=True, exist_ok=True)
+    return base
+
+
+def maildir_name(row_id: int) -> str:
+    """An outbox row's file name: made from its id only, so a rewrite replaces it."""
+    return f"{int(row_id):010d}.pbm"
+
+
+MAILDIR_NAME = re.compile(r"[0-9]{10}\.pbm")
+
+
+@dataclass
+class MaildirBatch:
+    """Outbox rows on their way into the Maildir, written into tmp/ but not yet synced."""
+
+    written: list = field(default_factory=list)  # in tmp/: sync, then publish
+    present: list = field(default_factory=list)  # in new/ or cur/ before a crash: only marked
+    failed: list = field(default_factory=list)  # (row, error)
+
+    def paths(self, config) -> list:
+        return [config.outbox_dir / "tmp" / maildir_name(row.id) for row in self.written]
+
+    @property
+    def delivered(self) -> list:
+        return self.written + self.present
+
+
+def stage_maildir(config, rows) -> MaildirBatch:
+    """Write the rows into tmp/ without a sync: sync_together makes the whole batch
+    durable at once (with the commit, in `pbm serve`), or fsync_each, then
+    publish_maildir renames it into new/. A row taken over from a claimer that died (claim_many gives its status as
+    it found it) is not written again if its file got into new/ or cur/ before the crash:
+    the crash came between the rename and the sent mark, and a second file would be a
+    second delivery."""
+    base = _maildir(config)
+    batch = MaildirBatch()
+    for row in rows:
+        name = maildir_name(row.id)
+        if row.status == "sending" and _in_maildir(base, name):
+            batch.present.append(row)
+            continue
+        try:
+            with open(base / "tmp" / name, "wb") as handle:
+                handle.write(row.message)
+        except OSError as error:
+            batch.failed.append((row, str(error)))
+        else:
+            batch.written.append(row)
+    return batch
+
+
+def _in_maildir(base, name: str) -> bool:
+    """Delivered: still in new/, or moved into cur/ by its reader (with its `:2,` flags)."""
+    if (base / "new" / name).exists() or (base / "cur" / name).exists():
+        return True
+    return any(base.joinpath("cur").glob(name + ":*"))
+
+
+def publish_maildir(config, batch: MaildirBatch) -> None:
+    """Rename the synced files into new/; one that cannot be renamed is written again
+    later (its row is marked for retry by the caller, from batch.failed)."""
+    base = config.outbox_dir
+    published = []
+    for row in batch.written:
+        name = maildir_name(row.id)
+        try:
+            os.replace(base / "tmp" / name, base / "new" / name)
+        except OSError as error:
+            batch.failed.append((row, str(error)))
+        else:
+            published.append(row)
+    batch.written = published
+
+
+def recover_maildir(store, config) -> int:
+    """A file left in tmp/ whose row is marked sent was synced there, and a crash lost its
+    rename (a rename becomes durable with the next sync, the sent mark may come first):
+    rename it into new/ now. Returns how many."""
+    folder = config.outbox_dir / "tmp"
+    if not folder.is_dir():
+        return 0
+    names = {int(p.name[:10]): p.name for p in folder.iterdir() if MAILDIR_NAME.fullmatch(p.name)}
+    moved = 0
+    for row_id in store.outbox.sent_among(sorted(names)):
+        name = names[row_id]
+        try:
+            os.replace(folder / name, config.outbox_dir / "new" / name)
+            moved += 1
+        except FileNotFoundError:
+            pass  # renamed meanwhile by the process that wrote it
+    return moved
+
+
+def sync_together(paths) -> None:
+    """Make files written without a sync durable with as few syncs as the system allows:
+    one syncfs(2) per file system they are on (Linux: it gives the guarantee of an fsync
+    of every file there, and flushes whatever else is dirty there), else fsync_each."""
+    syncfs = _syncfs()
+    if syncfs is None:
+        fsync_each(paths)
+        return
+    done = set()
+    for path in paths:
+        device = os.stat(path).st_dev
+        if device in done:
+            continue
+        done.add(device)
+        descriptor = os.open(path, os.O_RDONLY)
+        try:
+            if syncfs(descriptor) != 0:
+                number = _errno()
+                raise OSError(number, f"syncfs: {os.strerror(number)}", str(path))
+        finally:
+            os.close(descriptor)
+
+
+def fsync_each(paths) -> None:
+    """One fsync a file: for the few files of one mail's delivery, where loading syncfs
+    (ctypes) would cost the mail pipe more than the fsync it saves."""
+    for path in paths:
+        descriptor = os.open(path, os.O_RDONLY)
+        try:
+            os.fsync(descriptor)
+        finally:
+            os.close(descriptor)
+
+
+@lru_cache(maxsize=1)
+def _syncfs():
+    # deferred: ctypes costs the mail pipe's start-up a few milliseconds
+    import ctypes
+
+    try:
+        return ctypes.CDLL(None, use_errno=True).syncfs
+    except (OSError, AttributeError):
+        return None
+
+
+def _errno() -> int:
+    import ctypes
+
+    return ctypes.get_errno()
 
 
 def _smtp_send(config, row) -> dict:
@@ -186,15 +327,14 @@ def next_attempt(row, at):
 
 def deliver(store, config, row_ids) -> dict:
     """Send the given outbox rows once each; returns counts by outcome. Rows are claimed,
-    and in the Maildir marked sent, a batch at a time: every commit costs an fsync."""
+    and in the Maildir written, synced and marked sent, a batch at a time: every commit
+    and every sync costs the disk a flush."""
     counts = {"sent": 0, "retry": 0, "failed": 0, "skipped": 0}
     pending = list(row_ids)
     while pending:
         batch, pending = pending, []
         moment = now()
-        rows = store.outbox.claim_many(
-            batch, _new_claim(moment), stamp(moment - STALE_CLAIM), claimer_is_gone
-        )
+        rows = claim(store, batch, moment)
         counts["skipped"] += len(batch) - len(rows)
         if config.get("smtp.host"):
             for row in rows:
@@ -202,6 +342,14 @@ def deliver(store, config, row_ids) -> dict:
         else:
             pending.extend(_deliver_to_maildir(store, config, rows, moment, counts))
     return counts
+
+
+def claim(store, row_ids, moment) -> list:
+    """Take rows for delivery (Outbox.claim_many): in the caller's transaction when there
+    is one, as `pbm serve` folds the claim into the commit of the commands."""
+    return store.outbox.claim_many(
+        row_ids, _new_claim(moment), stamp(moment - STALE_CLAIM), claimer_is_gone
+    )
 
 
 def _new_claim(moment) -> str:
@@ -228,19 +376,28 @@ def claimer_is_gone(claim: str | None) -> bool:
 
 
 def _deliver_to_maildir(store, config, rows, moment, counts) -> list[int]:
-    written, alerts = [], []
-    for row in rows:
-        try:
-            _write_maildir(config, row)
-        except OSError as error:
-            outcome, more = _retry_or_give_up(store, config, row, moment, str(error))
-            alerts.extend(more)
-            counts[outcome] += 1
-        else:
-            written.append(row.id)
-    if written:
-        store.outbox.mark_sent_many(written, stamp(now()))
-        counts["sent"] += len(written)
+    """The rows written and synced, renamed into new/, marked sent."""
+    batch = stage_maildir(config, rows)
+    try:
+        fsync_each(batch.paths(config))
+    except OSError as error:
+        batch.failed.extend((row, str(error)) for row in batch.written)
+        batch.written = []
+    publish_maildir(config, batch)
+    alerts = retry_failed(store, config, batch, moment, counts)
+    if batch.delivered:
+        store.outbox.mark_sent_many([row.id for row in batch.delivered], stamp(now()))
+        counts["sent"] += len(batch.delivered)
+    return alerts
+
+
+def retry_failed(store, config, batch: MaildirBatch, moment, counts) -> list[int]:
+    """Rows whose file could not be written: retried later; returns operator alerts."""
+    alerts = []
+    for row, error in batch.failed:
+        outcome, more = _retry_or_give_up(store, config, row, moment, error)
+        alerts.extend(more)
+        counts[outcome] += 1
     return alerts
 
 
@@ -326,5 +483,8 @@ def _alert_operator(store, config, row, error) -> list[int]:
 
 
 def flush(store, config) -> dict:
-    """Deliver every row that is due (cron, `pbm outbox flush`)."""
+    """Deliver every row that is due (cron, `pbm outbox flush`), after finishing the
+    renames a crash cut short."""
+    if not config.get("smtp.host"):
+        recover_maildir(store, config)
     return deliver(store, config, store.outbox.due(stamp(now())))

@@ -1,29 +1,60 @@
 """`pbm serve`: receive mail over SMTP (aiosmtpd) and run each message through the same
-process_message as mail_handler.py. One worker thread owns the database connection, so
-commands are written one at a time, as by a single MTA pipe; replies go out the same way.
-Resources are bounded: at most [listen] max_sessions connections at once (421 beyond), an
-idle connection is closed after [listen] idle_timeout seconds, and a session holds at most
-one message of max_message_bytes."""
+process_message as mail_handler.py. One writer thread owns the database connection and
+commits in groups: it takes every command waiting, runs each in its own savepoint with
+the same answers and mails as alone, commits them together, writes their mails into the
+Maildir's tmp/, makes commit and mails durable with one sync, renames the mails into
+new/ and only then answers each client (250, or 451 to be retried). The sent marks of a
+group's mails go into the next group's commit. Resources are bounded: at most [listen]
+max_sessions connections at once (421 beyond), an idle connection is closed after
+[listen] idle_timeout seconds, and a session holds at most one message of
+max_message_bytes."""
 
 import asyncio
 import logging
+import queue
 import signal
 import threading
-from concurrent.futures import ThreadPoolExecutor
+import time
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+from functools import partial
 
 from aiosmtpd.controller import Controller
 from aiosmtpd.smtp import SMTP
 
+from .clock import now, stamp
 from .dispatch import open_server
 from .failures import curable_cause
 from .grammar import password_of
 from .intake import DirectServer, process_message
+from .mailout import claim, deliver, publish_maildir, retry_failed, stage_maildir, sync_together
 from .mailout import flush as flush_outbox
 from .security import EarlyCheck, PasswordCache, password_check_needed
 from .store import Store
 
 log = logging.getLogger("pbm.serve")
 FLUSH_EVERY_SECONDS = 60
+# Sent marks wait this long for the next group's commit before they get one of their own.
+MARK_AFTER_IDLE_SECONDS = 0.5
+PASSWORD_CHECKS_AT_ONCE = 2  # argon2: 19 MiB and a core each
+
+
+@dataclass
+class Command:
+    """A mail's request waiting for the writer, and where its outcome goes."""
+
+    request: object
+    refusal: str | None
+    early: object
+    outcome: Future
+
+
+@dataclass
+class Task:
+    """Other work for the writer's connection (the outbox flush, closing)."""
+
+    work: object
+    outcome: Future
 
 
 class MailService:
@@ -33,13 +64,23 @@ class MailService:
         self.config = config
         local, _, domain = config.get("server.address").lower().rpartition("@")
         self.local, self.domain = local, domain
-        self.worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="pbm-db")
-        # Reading and password checking run beside the writer: argon2 uses the other core.
-        self.readers = ThreadPoolExecutor(max_workers=2, thread_name_prefix="pbm-read")
+        # One reader per session: each reads its mail and checks its password beside the
+        # writer, then waits for the writer, so every command waiting joins the next group.
+        self.readers = ThreadPoolExecutor(
+            max_workers=config.number("listen.max_sessions"), thread_name_prefix="pbm-read"
+        )
+        self.password_checks = threading.BoundedSemaphore(PASSWORD_CHECKS_AT_ONCE)
         self.passwords = PasswordCache()
         self._local = threading.local()
         self._opened = None
         self._server = None
+        self.maildir = not config.get("smtp.host")
+        self.unmarked: list[int] = []  # rows in new/ whose sent mark waits for a commit
+        self.jobs = queue.SimpleQueue()
+        self.groups = self.commands = 0
+        self.writer_cpu = 0.0
+        self.writer = threading.Thread(target=self._write, name="pbm-db", daemon=True)
+        self.writer.start()
 
     def accepts(self, address: str) -> bool:
         local, _, domain = address.lower().rpartition("@")
@@ -85,22 +126,138 @@ class MailService:
             if store is not None:  # reopened next time, like the writer's
                 store.close()
             raise
-        return EarlyCheck(*pair, stored, cache=self.passwords, background=False)
+        with self.password_checks:
+            return EarlyCheck(*pair, stored, cache=self.passwords, background=False)
 
     def run(self, request, refusal, early):
-        return self.worker.submit(self._process, request, refusal, early).result()
+        """The command's Result once its group is durable; raises what made it fail."""
+        outcome = Future()
+        self.jobs.put(Command(request, refusal, early, outcome))
+        return outcome.result()
+
+    def call(self, work):
+        """work() on the writer's thread, between groups."""
+        outcome = Future()
+        self.jobs.put(Task(work, outcome))
+        return outcome.result()
 
     def _reader_store(self):
         if getattr(self._local, "store", None) is None:
             self._local.store = Store.open(self.config.db_path)
         return self._local.store
 
-    def _process(self, request, refusal, early):
+    # -- the writer -------------------------------------------------------------------
+
+    def _write(self):
+        """The writer's loop: the commands waiting make one group; other work runs
+        between groups; sent marks left waiting get a commit of their own when idle."""
+        while True:
+            commands, tasks = [], []
+            self._take_more(commands, tasks, wait=True)
+            if commands:
+                started = time.thread_time()
+                self._run_group(commands, tasks)
+                self.writer_cpu += time.thread_time() - started
+            for task in tasks:
+                try:
+                    task.outcome.set_result(task.work())
+                except Exception as error:
+                    task.outcome.set_exception(error)
+                if task.work == self._stop:
+                    return
+
+    def _run_group(self, commands, tasks):
+        """Group commit: the commands, those that come while they run (until none is
+        waiting: each session has one at most), the sent marks waiting and the claim of
+        the new mails in one transaction; then the mails into tmp/ and one sync for all.
+        Other work that comes meanwhile goes to `tasks`, for after the group."""
         try:
-            return DirectServer(self._pipeline()).run(request, refusal, early)
-        except Exception:
+            server = self._pipeline()
+            with server.batch() as batch:
+                outcomes = []
+                while len(outcomes) < len(commands):
+                    command = commands[len(outcomes)]
+                    work = partial(
+                        DirectServer(server).run, command.request, command.refusal, command.early
+                    )
+                    outcomes.append(batch.run(work))
+                    if len(outcomes) == len(commands):
+                        self._take_more(commands, tasks)
+                if self.unmarked:
+                    server.store.outbox.mark_sent_many(self.unmarked, stamp(now()))
+                rows = claim(server.store, batch.queued, now()) if self.maildir else []
+            self.unmarked = []
+            mails = stage_maildir(self.config, rows)
+            sync_together([*server.store.commit_paths(), *mails.paths(self.config)])
+        except Exception as error:
+            # Nothing is answered 250 before its commit is durable: all are retried.
+            self._count(commands)
+            for command in commands:
+                command.outcome.set_exception(error)
+            self._close_database()
+            return
+        self._guarded(self._deliver, server, mails, batch.queued)
+        self._committed(commands, outcomes)
+        if any(isinstance(outcome, Exception) for outcome in outcomes):
             self._close_database()  # reopened next time: the operator's cure is seen
-            raise
+
+    def _take_more(self, commands, tasks, wait=False):
+        """Every job waiting, into commands or tasks. With `wait`, at least one; or none
+        after MARK_AFTER_IDLE_SECONDS idle with sent marks to commit, which commits them."""
+        while True:
+            try:
+                if wait:
+                    job = self.jobs.get(timeout=MARK_AFTER_IDLE_SECONDS if self.unmarked else None)
+                else:
+                    job = self.jobs.get_nowait()
+            except queue.Empty:
+                if wait:
+                    self._guarded(self._mark_sent)
+                return
+            wait = False
+            (commands if isinstance(job, Command) else tasks).append(job)
+
+    def _count(self, commands):
+        self.groups += 1
+        self.commands += len(commands)
+
+    def _committed(self, commands, outcomes):
+        """The one place where a group has committed, durably, and its mails are
+        delivered (as mail_handler.py answers after delivery): each client is answered."""
+        self._count(commands)
+        for command, outcome in zip(commands, outcomes):
+            if isinstance(outcome, Exception):
+                command.outcome.set_exception(outcome)
+            else:
+                command.outcome.set_result(outcome)
+
+    def _deliver(self, server, mails, queued):
+        """The group's mails: renamed into new/, marked sent with the next commit; over
+        SMTP, each marked sent as soon as the relay has it."""
+        store, moment = server.store, now()
+        if not self.maildir:
+            deliver(store, self.config, queued)
+            return
+        publish_maildir(self.config, mails)
+        counts = {"sent": 0, "retry": 0, "failed": 0}
+        alerts = retry_failed(store, self.config, mails, moment, counts)
+        self.unmarked.extend(row.id for row in mails.delivered)
+        if alerts:
+            deliver(store, self.config, alerts)
+
+    def _mark_sent(self):
+        if self.unmarked:
+            self._pipeline().store.outbox.mark_sent_many(self.unmarked, stamp(now()))
+            self.unmarked = []
+
+    def _guarded(self, work, *args):
+        """Work after the answers: a failure is logged, the rows it left claimed are taken
+        over by a later flush."""
+        try:
+            work(*args)
+        except Exception as error:
+            log.error("after a commit: %s", error)
+            self._close_database()
 
     def _close_database(self):
         opened, self._opened, self._server = self._opened, None, None
@@ -117,11 +274,26 @@ class MailService:
         return self._server
 
     def flush(self):
+        self._mark_sent()
         flush_outbox(self._pipeline().store, self.config)
 
+    def _stop(self):
+        self._guarded(self._mark_sent)
+        self._close_database()
+        if self.groups:
+            log.info(
+                "writer: %d commands in %d groups (%.1f a group), %.3f s CPU, "
+                "%.2f ms CPU a command",
+                self.commands,
+                self.groups,
+                self.commands / self.groups,
+                self.writer_cpu,
+                self.writer_cpu / self.commands * 1000,
+            )
+
     def close(self):
-        self.worker.submit(self._close_database).result()
-        self.worker.shutdown()
+        self.call(self._stop)
+        self.writer.join()
         self.readers.shutdown()
 
 
@@ -183,14 +355,16 @@ def serve(config, host: str, port: int, ready=None):
     if ready is not None:
         ready()
     try:
-        while not stop.wait(FLUSH_EVERY_SECONDS):
+        while True:  # the first flush finishes deliveries that a crash cut short
             try:
-                service.worker.submit(service.flush).result()
+                service.call(service.flush)
             except Exception as error:
                 cause = curable_cause(error, config.home)
                 if cause is None:
                     raise
                 log.error("outbox flush failed: %s", cause.line())
+            if stop.wait(FLUSH_EVERY_SECONDS):
+                break
     finally:
         controller.stop()
         service.close()

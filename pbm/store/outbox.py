@@ -63,32 +63,43 @@ class Outbox(Repository):
 
     def claim_many(self, row_ids, claim: str, stale_before: str, is_dead) -> list[OutboxRow]:
         """Take rows for delivery in one transaction: pending ones, and ones whose claim is
-        stale or whose claimer `is_dead(claim)`; rows done or held elsewhere are left out."""
+        stale or whose claimer `is_dead(claim)`; rows done or held elsewhere are left out.
+        The rows come as they were found: status `sending` tells one taken over."""
         if not row_ids:
             return []
         marks = ",".join("?" * len(row_ids))
         with self.store.write():
-            takeable = [
-                row_id
-                for row_id, status, claimed_at in self.conn.execute(
-                    f"SELECT id, status, claimed_at FROM outbox WHERE id IN ({marks})", row_ids
+            rows = [
+                row
+                for row in self._records(
+                    OutboxRow,
+                    f"SELECT * FROM outbox WHERE id IN ({marks}) ORDER BY id",
+                    row_ids,
+                    decode={"recipients": json.loads},
                 )
-                if status == "pending"
-                or (status == "sending" and (claimed_at < stale_before or is_dead(claimed_at)))
+                if row.status == "pending"
+                or (
+                    row.status == "sending"
+                    and (row.claimed_at < stale_before or is_dead(row.claimed_at))
+                )
             ]
-            if not takeable:
-                return []
-            marks = ",".join("?" * len(takeable))
-            self.conn.execute(
-                f"UPDATE outbox SET status = 'sending', claimed_at = ? WHERE id IN ({marks})",
-                (claim, *takeable),
-            )
-            return self._records(
-                OutboxRow,
-                f"SELECT * FROM outbox WHERE id IN ({marks}) ORDER BY id",
-                takeable,
-                decode={"recipients": json.loads},
-            )
+            if rows:
+                marks = ",".join("?" * len(rows))
+                self.conn.execute(
+                    f"UPDATE outbox SET status = 'sending', claimed_at = ? WHERE id IN ({marks})",
+                    (claim, *(row.id for row in rows)),
+                )
+            return rows
+
+    def sent_among(self, row_ids) -> list[int]:
+        """Which of these rows are marked sent."""
+        if not row_ids:
+            return []
+        marks = ",".join("?" * len(row_ids))
+        return self._column(
+            f"SELECT id FROM outbox WHERE status = 'sent' AND id IN ({marks}) ORDER BY id",
+            list(row_ids),
+        )
 
     def due(self, at: str) -> list[int]:
         """Rows due for a delivery attempt, and rows being sent (the claim decides)."""
