@@ -39,7 +39,24 @@ def board_png(game, state, perspective=None, last_move=None) -> bytes | None:
 
 
 def legend_lines(drawing: Drawing) -> list[str]:
-    return drawing.legend.splitlines() if drawing.legend else []
+    """The legend's lines, each wrapped to the board's width."""
+    # a generic sans-serif font in an SVG viewer may run 15% wider than Pillow's own
+    width = round((drawing.board.width - 2 * LEGEND_MARGIN) * 0.85)
+    return [part for line in drawing.legend.splitlines() for part in _wrapped(line, width)]
+
+
+@functools.lru_cache(maxsize=256)
+def _wrapped(line: str, width: int) -> tuple[str, ...]:
+    """The line cut at blanks into parts no wider than width in the legend's font."""
+    font = _font(LEGEND_SIZE)
+    parts, current = [], ""
+    for word in line.split(" "):
+        candidate = f"{current} {word}" if current else word
+        if current and font.getlength(candidate) > width:
+            parts.append(current)
+            candidate = word
+        current = candidate
+    return (*parts, current)
 
 
 def picture_size(drawing: Drawing) -> tuple[int, int]:
