@@ -162,7 +162,7 @@ def _text_mask(text: str, size: int) -> Image.Image:
     return mask
 
 
-@functools.lru_cache(maxsize=64)
+@functools.lru_cache(maxsize=32)  # about 1 MB each
 def _background(board: Board, legend_count: int) -> Image.Image:
     """Cells, edge lines and marks drawn large and shrunk (smooth), then the labels."""
     scale = BACKGROUND_SUPERSAMPLE
