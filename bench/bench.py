@@ -9,6 +9,8 @@
    the same with 100 boards.
 4. Every game's engine: random playouts and legal-move listing next to the engine frozen
    before issue 21, on the same games (bench/engines.py).
+5. Board pictures: one PNG and one SVG of the largest board of each game, next to its text
+   board (bench/pictures.py).
 
 Options: --quick (smaller numbers, for a smoke run), --markdown FILE (write the figures).
 """
@@ -34,7 +36,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from click.testing import CliRunner  # noqa: E402
-from engines import engines  # noqa: E402  (bench/, the script's folder, leads sys.path)
+# bench/, the script's own folder, leads sys.path: its modules import by their names.
+from engines import engines  # noqa: E402
+from pictures import pictures  # noqa: E402
 
 from pbm.cli import cli  # noqa: E402
 
@@ -565,7 +569,7 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--markdown")
-    parser.add_argument("--only", help="comma-separated: pipe, serve, scaling, engines")
+    parser.add_argument("--only", help="comma-separated: pipe, serve, scaling, engines, pictures")
     parser.add_argument("--send", nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.send:
@@ -574,7 +578,7 @@ def main():
     print(f"machine: {machine()}", flush=True)
     with tempfile.TemporaryDirectory(prefix="pbm-bench-") as tmp:
         work = Path(tmp)
-        wanted = args.only or "pipe,serve,scaling,engines"
+        wanted = args.only or "pipe,serve,scaling,engines,pictures"
         if "pipe" in wanted:
             per_message_cost(work, 11 if args.quick else 31)
         if "serve" in wanted:
@@ -589,6 +593,8 @@ def main():
             )
         if "engines" in wanted:
             engines(report, args.quick)
+        if "pictures" in wanted:
+            pictures(report, args.quick)
     if args.markdown:
         write_markdown(Path(args.markdown))
 
