@@ -35,8 +35,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from click.testing import CliRunner  # noqa: E402
 # bench/, the script's own folder, leads sys.path: its modules import by their names.
+from click.testing import CliRunner  # noqa: E402
 from engines import engines  # noqa: E402
 from pictures import pictures  # noqa: E402
 
