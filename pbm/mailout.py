@@ -13,6 +13,8 @@ from email.utils import format_datetime, make_msgid
 
 from .clock import now, parse_stamp, stamp
 from .headers import HeaderError, checked_header, has_control
+from .htmlmail import HtmlPart
+from .htmlmail import attach as attach_html
 
 log = logging.getLogger("pbm.mailout")
 
@@ -42,6 +44,7 @@ class Mail:
     to_sender: bool = False
     headers: dict = field(default_factory=dict)
     wrap: bool = True  # False for a body that must arrive as written (exported JSON)
+    html: HtmlPart | None = None  # a board mail's HTML alternative with its picture
 
 
 def wrap_text(text: str, width: int = LINE_WIDTH) -> str:
@@ -94,6 +97,8 @@ def compose(config, mail: Mail, in_reply_to: str | None = None) -> EmailMessage:
             raise HeaderError(f"{name} would carry a control character")
     body = wrap_text(mail.body) if mail.wrap else mail.body
     message.set_content(body.rstrip("\n") + "\n", charset="utf-8")
+    if mail.html is not None:
+        attach_html(message, mail.html)
     return message
 
 
