@@ -559,13 +559,20 @@ def hex_picture(board: HexBoard, edge_colours: tuple[str | None, ...] = ()) -> H
     """The picture of a board: its cells, and the letters and numbers at both ends of every
     line, one step beyond the last cell. edge_colours colours the outer sides of edge i
     (board.edges order; None leaves an edge plain), e.g. the edges each side must join."""
-    label_spots = []
-    for cell in board.cells:
-        letters, numbers = _NAME_RE.fullmatch(board.name(cell)).groups()
-        for direction, text in ((3, numbers), (0, numbers), (2, letters), (5, letters)):
-            beyond = step(cell, direction)
-            if beyond not in board:
-                label_spots.append((beyond, text))
+    spots: dict[Cell, str] = {}
+    names = {cell: _NAME_RE.fullmatch(board.name(cell)).groups() for cell in board.cells}
+    # numbers first, at both ends of their rows; then letters at both ends of their lines,
+    # a step further out where a number already stands (the hexhex board's slanted sides)
+    for index, directions in ((1, (3, 0)), (0, (2, 5))):
+        for cell, name in names.items():
+            for direction in directions:
+                beyond = step(cell, direction)
+                if beyond in board:
+                    continue
+                while spots.get(beyond, name[index]) != name[index]:
+                    beyond = step(beyond, direction)
+                spots[beyond] = name[index]
+    label_spots = list(spots.items())
     unit_spots = [pixel_centre(cell, 1.0) for cell in board.cells]
     unit_spots += [pixel_centre(spot, 1.0) for spot, _ in label_spots]
     left = min(x for x, _ in unit_spots) - 1.0
@@ -591,9 +598,8 @@ def hex_picture(board: HexBoard, edge_colours: tuple[str | None, ...] = ()) -> H
                 if step(cell, direction) not in board:
                     start, end = side(centres[cell], radius, direction)
                     lines.append(drawing.Line(start, end, colour, max(3.0, radius / 4)))
-    unique_labels = dict.fromkeys(label_spots)  # a corner's two lines may share a spot
     labels = tuple(
-        drawing.Text(*place(spot), text, min(16.0, radius * 0.8)) for spot, text in unique_labels
+        drawing.Text(*place(spot), text, min(16.0, radius * 0.8)) for spot, text in label_spots
     )
     picture = drawing.Board(
         width=PICTURE_WIDTH,
