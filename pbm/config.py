@@ -80,6 +80,7 @@ TEXT_KEYS = {
     "smtp.security",
     "backup.dir",
     "web.base_url",
+    "mail.html",
 }
 CHOICES = {"smtp.security": ("none", "ssl", "starttls"), "mail.html": ("on", "off")}
 # A base URL: http(s), a host, an optional port and path; no query, fragment, space or quote,
