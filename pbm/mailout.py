@@ -171,7 +171,7 @@ def send_smtp(config, envelope_from: str | None, recipients: list[str], message:
                 client.starttls()
             if config.get("smtp.username"):
                 client.login(config.get("smtp.username"), config.get("smtp.password"))
-            # SMTP lines end in CRLF (RFC 5321 §2.3.8); smtplib fixes the line ends of a
+            # SMTP lines end in CRLF (RFC 5321, 2.3.8); smtplib fixes the line ends of a
             # str message only, and a relay may read bare LFs as one over-long line.
             crlf = re.sub(rb"\r?\n", b"\r\n", message)
             return client.sendmail(envelope_from or "", recipients, crlf)

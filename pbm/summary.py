@@ -297,7 +297,7 @@ def _board_text(ctx, game, state, perspective, view: dict) -> str:
 
 
 def web_url(config, board) -> str:
-    """The board's page in the web view (docs/spec/server.md §11.8), when `web.base_url` is
+    """The board's page in the web view (docs/spec/server.md §11.5), when `web.base_url` is
     set; "" otherwise, and for a board that is not stored (`preview new`)."""
     base = config.get("web.base_url").rstrip("/")
     if not base or board.id is None:
