@@ -553,6 +553,11 @@ class HexPicture(NamedTuple):
     hexagons: dict[Cell, tuple[tuple[float, float], ...]]
     radius: float
 
+    @property
+    def piece_radius(self) -> float:
+        """A piece leaves a rim of its cell free, where the last move's highlight shows."""
+        return self.radius * 0.64
+
 
 @functools.cache
 def hex_picture(board: HexBoard, edge_colours: tuple[str | None, ...] = ()) -> HexPicture:

@@ -35,7 +35,7 @@ CELL_DARK = "#dccfae"
 GRID = "#7a6f5a"
 INK = "#222222"
 GREY = "#999999"
-HIGHLIGHT = SKY_BLUE  # under the cells of the last move
+HIGHLIGHT = YELLOW  # under the cells of the last move
 HIGHLIGHT_EDGE = PURPLE
 
 SHAPES = ("disc", "square", "diamond")
@@ -120,7 +120,7 @@ class Drawing:
 
 def highlight(points: tuple[Point, ...]) -> Polygon:
     """The mark of a cell of the last move."""
-    return Polygon(points, HIGHLIGHT, HIGHLIGHT_EDGE, 4.0)
+    return Polygon(points, HIGHLIGHT, HIGHLIGHT_EDGE, 3.0)
 
 
 def square(x: float, y: float, side: float) -> tuple[Point, ...]:

@@ -515,7 +515,7 @@ class KnightLine(BaseGame):
             if table.grey is not None
             else ""
         )
-        legend = [f"Stacks: {seats}; the number is the height;{grey} blue: last move", *situation]
+        legend = [f"Stacks: {seats}; the number is the height;{grey} yellow: last move", *situation]
         return drawing.Drawing(
             board=grid.board, pieces=tuple(pieces), highlights=highlights, legend="\n".join(legend)
         )

@@ -528,7 +528,7 @@ class KnightPanic(BaseGame):
                 drawing.highlight(grid.square(ord(letter) - ord("a"), int(number) - 1))
                 for letter, number in ends
             )
-        legend = "W B: White, Black knight; blue squares: the last move (from and to)"
+        legend = "W B: White, Black knight; yellow squares: the last move (from and to)"
         if board.three_d:
             legend += (
                 "\nRinged: pinned (a knight rests on it); badge: the level of a raised knight; "

@@ -318,7 +318,7 @@ class KnightVision(BaseGame):
         """Everything is open (no hidden information): the same picture for every reader."""
         position = Position(state)
         picture = hex_picture(position.board, EDGE_COLOURS)
-        radius = picture.radius * 0.72
+        radius = picture.piece_radius
         pieces = []
         for cell, symbol in position.pieces.items():
             seat = OWNER[symbol]
@@ -343,7 +343,7 @@ class KnightVision(BaseGame):
             highlights=tuple(drawing.highlight(picture.hexagons[cell]) for cell in marked),
             legend=(
                 "W B: White, Black; disc: knight, square: stack (knight with an axe); "
-                "blue cells: last move\n"
+                "yellow cells: last move\n"
                 "White joins top-bottom (grey edges), Black left-right (black edges)"
             ),
         )

@@ -344,7 +344,7 @@ class Lox(BaseGame):
                 seat = STONES.index(content)
                 pieces.append(
                     drawing.Piece(
-                        x, y, picture.radius * 0.72, SEAT_COLOURS[seat], content, drawing.WHITE
+                        x, y, picture.piece_radius, SEAT_COLOURS[seat], content, drawing.WHITE
                     )
                 )
             elif show_control:
@@ -366,7 +366,7 @@ class Lox(BaseGame):
             board=picture.board,
             pieces=tuple(pieces),
             highlights=tuple(drawing.highlight(picture.hexagons[cell]) for cell in marked),
-            legend=f"R B: Red, Blue stone{control}; blue cell: last move\n"
+            legend=f"R B: Red, Blue stone{control}; yellow cell: last move\n"
             "Red joins top-bottom (vermillion edges), Blue left-right (blue edges)",
         )
 

@@ -534,7 +534,7 @@ class Uknight(BaseGame):
         status line of the text board (phase and axes)."""
         position = Position(state)
         picture = hex_picture(position.board)
-        radius = picture.radius * 0.72
+        radius = picture.piece_radius
         pieces = []
         for cell, symbol in position.pieces.items():
             seat = OWNER[symbol]
@@ -551,7 +551,7 @@ class Uknight(BaseGame):
             pieces=tuple(pieces),
             highlights=tuple(drawing.highlight(picture.hexagons[cell]) for cell in marked),
             legend="W B: White, Black; disc: stone, square: double (a stone with an axe); "
-            f"blue cells: last move\n{self.status_line(state)}",
+            f"yellow cells: last move\n{self.status_line(state)}",
         )
 
     def report_lines(self, state) -> list[str]:
