@@ -32,6 +32,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from click.testing import CliRunner  # noqa: E402
+from htmlmail import html_mail  # noqa: E402  (bench/htmlmail.py, beside this script)
 from pictures import pictures  # noqa: E402  (bench/pictures.py, beside this script)
 
 from pbm.cli import cli  # noqa: E402
@@ -472,7 +473,7 @@ def main():
     print(f"machine: {machine()}", flush=True)
     with tempfile.TemporaryDirectory(prefix="pbm-bench-") as tmp:
         work = Path(tmp)
-        wanted = args.only or "pipe,serve,scaling,engines,pictures"
+        wanted = args.only or "pipe,serve,scaling,engines,pictures,htmlmail"
         if "pipe" in wanted:
             per_message_cost(work, 11 if args.quick else 31)
         if "serve" in wanted:
@@ -489,6 +490,8 @@ def main():
             engines(3 if args.quick else 20)
         if "pictures" in wanted:
             pictures(report, args.quick)
+        if "htmlmail" in wanted:
+            html_mail(report, args.quick)
     if args.markdown:
         write_markdown(Path(args.markdown))
 
