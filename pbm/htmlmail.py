@@ -57,7 +57,6 @@ def board_part(ctx, board, context: dict, intro: str = "") -> HtmlPart:
         players=[
             (board.game.player_names[seat], holder) for seat, holder in enumerate(position.holders)
         ],
-        web_url=context["web_url"],
         footer=ctx.render("mail/footer.txt").strip(),
     )
     html = html_environment(ctx.config.home).get_template("mail/board.html").render(**values)
