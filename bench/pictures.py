@@ -14,7 +14,7 @@ from games.knightpanic import KnightPanic
 from games.knightvision import KnightVision
 from games.lox import Lox
 from games.uknight import Uknight
-from pbm.pictures import board_png, board_svg
+from pbm.pictures import board_png, board_svg, clear_caches
 from pbm.testing import random_game
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -62,11 +62,19 @@ def positions(game, options, players, first_ply, plies):
     return found
 
 
-def mean_ms(function, cases) -> float:
-    start = time.perf_counter()
-    for state, move in cases:
-        function(state, move)
-    return (time.perf_counter() - start) / len(cases) * 1000
+def mean_ms(function, cases, passes) -> float:
+    """The mean over the cases of the fastest of several passes (on a shared machine other
+    processes only ever add time). Each pass starts with empty picture caches, then draws
+    the first position untimed, as `pbm serve` would have drawn that board before."""
+    means = []
+    for _ in range(passes):
+        clear_caches()
+        function(*cases[0])
+        start = time.perf_counter()
+        for state, move in cases:
+            function(state, move)
+        means.append((time.perf_counter() - start) / len(cases) * 1000)
+    return min(means)
 
 
 def fresh_process(what: str) -> tuple[float, float]:
@@ -82,19 +90,24 @@ def fresh_process(what: str) -> tuple[float, float]:
 
 
 def pictures(report, quick):
+    passes = 2 if quick else 3
     for label, game, raw, players, first_ply in LARGEST:
         options = game.parse_options(raw, players)
         cases = positions(game, options, players, first_ply, 120 if quick else 400)
         board_png(
             game, cases[0][0], None, cases[0][1]
         )  # as in `pbm serve`: the board's background is cached
-        png = mean_ms(lambda state, move, game=game: board_png(game, state, None, move), cases)
-        svg = mean_ms(lambda state, move, game=game: board_svg(game, state, None, move), cases)
-        text = mean_ms(lambda state, move, game=game: game.render_board(state, None), cases)
+        png = mean_ms(
+            lambda state, move, game=game: board_png(game, state, None, move), cases, passes
+        )
+        svg = mean_ms(
+            lambda state, move, game=game: board_svg(game, state, None, move), cases, passes
+        )
+        text = mean_ms(lambda state, move, game=game: game.render_board(state, None), cases, passes)
         sizes = [len(board_png(game, state, None, move)) for state, move in cases[::10]]
         met = "met" if png <= TARGET_MS else "NOT met"
         report(
-            f"board picture, {label} ({len(cases)} positions)",
+            f"board picture, {label} ({len(cases)} positions, fastest of {passes} passes)",
             f"PNG {png:.2f} ms (at most {max(sizes) / 1000:.0f} KB), SVG {svg:.2f} ms",
             f"render_board {text:.2f} ms",
             f"PNG {png / text:.1f}x; {met} (target {TARGET_MS:.0f} ms)",

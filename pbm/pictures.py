@@ -65,6 +65,13 @@ def picture_size(drawing: Drawing) -> tuple[int, int]:
     return board.width, board.height + LEGEND_LINE * len(legend_lines(drawing))
 
 
+def clear_caches() -> None:
+    """Forget every drawn background, sprite and text (for measurements)."""
+    for cached in (_background, _board_colours, _palette, _text_mask, _sprite, _font, _wrapped):
+        cached.cache_clear()
+    _svg_board.cache_clear()
+
+
 # -- PNG ----------------------------------------------------------------------------------
 
 
