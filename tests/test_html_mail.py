@@ -348,3 +348,9 @@ def test_a_board_mail_with_its_picture_crosses_a_real_smtp_relay_intact(harness)
         assert "Please start the game alice." in text.get_content()
         assert image["Content-ID"][1:-1] in html_part.get_content()
         assert image.get_content() == board_png(game, state, perspective=seat, last_move=None)
+
+
+def test_help_names_the_html_command(harness):
+    result = harness.ok("help html")
+    [(_, mail)] = result.queued
+    assert "html userid password [on|off]" in mail.body and "picture" in mail.body
