@@ -354,3 +354,22 @@ def test_help_names_the_html_command(harness):
     result = harness.ok("help html")
     [(_, mail)] = result.queued
     assert "html userid password [on|off]" in mail.body and "picture" in mail.body
+
+
+def test_the_nag_carries_its_reminder_and_the_picture(harness, clock):
+    """The cleanup run's nag (docs/spec/server.md §5.8) is a board mail too."""
+    harness.signup("alice", "bob")
+    clock("2026-01-01T12:00:00")
+    mail_command(harness, ALICE, "html alice secret on")
+    mail_command(harness, ALICE, "knightpanic challenge alice bob")
+    harness.new_mails()
+    clock("2026-01-08T13:00:00")
+    result = CliRunner().invoke(cli, ["--home", str(harness.home), "cleanup"])
+    assert result.exit_code == 0, result.output
+    [nag] = harness.new_mails()
+    text, html_part, image = parts(nag)
+    reminder = "Reminder: it is your move on KnightPanic Board 101."
+    assert text.get_content().startswith(reminder)
+    html = html_part.get_content()
+    assert html.index(reminder) < html.index("cid:" + image["Content-ID"][1:-1])
+    assert "Deadline........" in html  # the nag's timing block
