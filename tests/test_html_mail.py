@@ -225,16 +225,24 @@ def test_the_cli_and_the_mail_pipe_carry_the_same_choice(project_env, tmp_path):
 
 
 def test_one_picture_per_perspective_whatever_the_number_of_recipients(harness, monkeypatch):
+    """And one text board per perspective: each is drawn once in a run, however many
+    players and subscribers get it."""
     import pbm.pictures
+    from games.knightpanic import KnightPanic
 
-    drawn = []
-    real = pbm.pictures.board_png
+    drawn, written = [], []
+    real_png, real_text = pbm.pictures.board_png, KnightPanic.render_board
 
-    def counting(game, state, perspective=None, last_move=None):
+    def counting_png(game, state, perspective=None, last_move=None):
         drawn.append((perspective, last_move))
-        return real(game, state, perspective=perspective, last_move=last_move)
+        return real_png(game, state, perspective=perspective, last_move=last_move)
 
-    monkeypatch.setattr(pbm.pictures, "board_png", counting)
+    def counting_text(self, state, perspective=None, **view):
+        written.append(perspective)
+        return real_text(self, state, perspective, **view)
+
+    monkeypatch.setattr(pbm.pictures, "board_png", counting_png)
+    monkeypatch.setattr(KnightPanic, "render_board", counting_text)
     harness.configure(HTML_ON)
     start_board(harness)
     spectators = ["carol", "dave", "erin", "frank"]
@@ -242,8 +250,10 @@ def test_one_picture_per_perspective_whatever_the_number_of_recipients(harness, 
     for userid in spectators:
         mail_command(harness, f"{userid}@example.org", f"knightpanic subscribe 101 {userid} secret")
     drawn.clear()
+    written.clear()
     mail_command(harness, ALICE, "knightpanic move 101 alice secret a1-c5")
     assert sorted(drawn, key=str) == sorted([(0, "a1-c5"), (1, "a1-c5"), (None, "a1-c5")], key=str)
+    assert sorted(written, key=str) == sorted([0, 1, None], key=str)
     cids = {
         parts(m)[2]["Content-ID"]
         for u in spectators
