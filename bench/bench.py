@@ -11,6 +11,8 @@
    before issue 21, on the same games (bench/engines.py).
 5. Board pictures: one PNG and one SVG of the largest board of each game, next to its text
    board (bench/pictures.py).
+6. Board pictures in mail: the CPU of a move with html on next to the same moves text-only
+   (bench/htmlmail.py).
 
 Options: --quick (smaller numbers, for a smoke run), --markdown FILE (write the figures).
 """
@@ -38,6 +40,7 @@ sys.path.insert(0, str(ROOT))
 # bench/, the script's own folder, leads sys.path: its modules import by their names.
 from click.testing import CliRunner  # noqa: E402
 from engines import engines  # noqa: E402
+from htmlmail import html_mail  # noqa: E402
 from pictures import pictures  # noqa: E402
 
 from pbm.cli import cli  # noqa: E402
@@ -569,7 +572,9 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--markdown")
-    parser.add_argument("--only", help="comma-separated: pipe, serve, scaling, engines, pictures")
+    parser.add_argument(
+        "--only", help="comma-separated: pipe, serve, scaling, engines, pictures, htmlmail"
+    )
     parser.add_argument("--send", nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.send:
@@ -578,7 +583,7 @@ def main():
     print(f"machine: {machine()}", flush=True)
     with tempfile.TemporaryDirectory(prefix="pbm-bench-") as tmp:
         work = Path(tmp)
-        wanted = args.only or "pipe,serve,scaling,engines,pictures"
+        wanted = args.only or "pipe,serve,scaling,engines,pictures,htmlmail"
         if "pipe" in wanted:
             per_message_cost(work, 11 if args.quick else 31)
         if "serve" in wanted:
@@ -595,6 +600,8 @@ def main():
             engines(report, args.quick)
         if "pictures" in wanted:
             pictures(report, args.quick)
+        if "htmlmail" in wanted:
+            html_mail(report, args.quick)
     if args.markdown:
         write_markdown(Path(args.markdown))
 

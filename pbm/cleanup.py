@@ -150,15 +150,17 @@ def _may_nag(last_nag_at, last_move_at, now) -> bool:
 
 def _nag(ctx, board, userid, text):
     title = f"Nag of {board.title_name}"
-    summary = ctx.render(
-        "mail/board.txt",
-        **ctx.board_context(
+    summary, html = ctx.board_mail(
+        board,
+        userid,
+        ctx.board_context(
             board, userid, title=title, full_moves=True, timing=True, next_steps=True
         ),
+        intro=text,
     )
     body = ctx.render("mail/nag.txt", text=text, summary=summary)
     subject = ctx.thread_subject(board, userid, f"Nag: {board.title_name} {userid}")
-    ctx.mail_user(userid, subject, body, "nag", board=board)
+    ctx.mail_user(userid, subject, body, "nag", board=board, html=html)
 
 
 def _archive(ctx, games, report):

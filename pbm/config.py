@@ -2,7 +2,9 @@
 
 import configparser
 import os
+import re
 import secrets
+import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -44,6 +46,8 @@ DEFAULTS = {
         "vacation_days_per_year": "30",
     },
     "broadcast": {"address": ""},
+    "mail": {"html": "on"},
+    "web": {"base_url": ""},
     "backup": {"dir": "", "keep": "7"},
     "status": {
         "max_queued": "100",
@@ -53,11 +57,12 @@ DEFAULTS = {
         "max_wal_megabytes": "256",
     },
 }
-# Keys pbm once accepted but never used: still refused (a key that does nothing must not
-# look as if it did), with the cure named. docs/reliability.md, "pbm.ini is strict".
-RETIRED = {
-    "web": "[web] base_url is no longer a setting of pbm.ini (no web view is built; it was "
-    "never read): delete the [web] section",
+# What `pbm init` writes above a key, where its name alone does not say enough.
+NOTES = {
+    "mail.html": "on|off: whether new accounts get their board mails with an HTML part "
+    "showing the board's picture; each user changes it with `html U P on|off`.",
+    "web.base_url": "The http(s) address of the web view: when set, every board mail "
+    "links to <base_url>/<game>/<board>.",
 }
 
 
@@ -74,8 +79,14 @@ TEXT_KEYS = {
     "broadcast.address",
     "smtp.security",
     "backup.dir",
+    "web.base_url",
+    "mail.html",
 }
-CHOICES = {"smtp.security": ("none", "ssl", "starttls")}
+CHOICES = {"smtp.security": ("none", "ssl", "starttls"), "mail.html": ("on", "off")}
+# A base URL: http(s), a host, an optional port and path; no query, fragment, space or quote,
+# since it is written into every board mail and into an HTML attribute.
+MAX_BASE_URL_CHARS = 48
+BASE_URL_RE = re.compile(r"https?://[A-Za-z0-9.-]+(?::\d{1,5})?(?:/[A-Za-z0-9._~%/+-]*)?")
 
 
 class ConfigError(Exception):
@@ -180,12 +191,6 @@ def _read_ini(path: Path):
         raise ConfigError(" ".join(str(error).split())) from error
     problems = []
     for section in parser.sections():
-        if section in RETIRED:
-            # Every home `pbm init` made has the header with its keys commented out: that
-            # sets nothing and stays accepted; a key set in it is refused.
-            if parser.items(section, raw=True):
-                problems.append(RETIRED[section])
-            continue
         if section not in DEFAULTS:
             problems.append(f"unknown section [{section}]")
             continue
@@ -206,6 +211,16 @@ def _value_problem(key: str, value: str) -> str | None:
         return f"{key} = {value!r} is not a whole number"
     if key == "server.address" and "@" not in value:
         return f"server.address = {value!r} is not a mail address"
+    if key == "web.base_url" and value and not BASE_URL_RE.fullmatch(value):
+        return (
+            f"web.base_url = {value!r} is not an http(s) address such as "
+            "https://games.example.org/pbm"
+        )
+    if key == "web.base_url" and len(value) > MAX_BASE_URL_CHARS:
+        return (
+            f"web.base_url = {value!r} is longer than {MAX_BASE_URL_CHARS} characters: a board "
+            "mail's `Web:` line with the game and board added must fit in 76"
+        )
     return None
 
 
@@ -214,5 +229,8 @@ def default_ini_text() -> str:
     lines = ["# pbm configuration; uncomment a key to change it."]
     for section, values in DEFAULTS.items():
         lines.append(f"\n[{section}]")
-        lines.extend(f"# {name} = {value}" for name, value in values.items())
+        for name, value in values.items():
+            note = NOTES.get(f"{section}.{name}", "")
+            lines.extend(f"# {line}" for line in textwrap.wrap(note, 76))
+            lines.append(f"# {name} = {value}")
     return "\n".join(lines) + "\n"

@@ -16,6 +16,7 @@ from .boards import Board
 from .clock import DAY, HOUR, now, parse_stamp, show_time, stamp
 from .failures import TransientError, is_transient
 from .grammar import GrammarError, mask_unparsed, normalize, parse, with_suggestion
+from .htmlmail import board_part
 from .mailout import Mail, deliver, queue
 from .plugins import GameCatalog, get_migration_sets, load_game
 from .ratings import rating_lines
@@ -513,6 +514,9 @@ class Context:
         self.failed_logins: list[str] = []
         self.proven_userids: list[str] = []  # accounts whose password came from the sender
         self.sender_key = (request.sender or "").lower()
+        # Boards drawn in this run, as text and as pictures, by state and perspective: each
+        # once, however many recipients share them (summary.py, htmlmail.py).
+        self.drawn: dict = {}
 
     @property
     def args(self) -> list[str]:
@@ -757,7 +761,9 @@ class Context:
     def render(self, template: str, **values) -> str:
         return self.server.render(template, **values)
 
-    def reply(self, subject: str, body: str, kind: str = "reply", board=None, token=True):
+    def reply(
+        self, subject: str, body: str, kind: str = "reply", board=None, token=True, html=None
+    ):
         """A direct answer to whoever sent the command; about `board`, it joins the board's
         thread and, with `token`, can be answered by a reply (docs/spec/server.md §11.3)."""
         to = [self.request.sender] if self.request.sender else []
@@ -765,7 +771,7 @@ class Context:
         if to:
             headers = (self.reply_headers if token else self.thread_headers)(board, self.userid)
         self.mails.append(
-            Mail(kind, subject, body, to, reply=True, to_sender=True, headers=headers)
+            Mail(kind, subject, body, to, reply=True, to_sender=True, headers=headers, html=html)
         )
 
     def mail_user(
@@ -780,6 +786,7 @@ class Context:
         board=None,
         token=True,
         headers=None,
+        html=None,
     ):
         """A mail to a user's addresses; about `board`, it joins the board's thread and, on
         one they play on and with `token`, can be answered by a reply (docs/spec/server.md
@@ -798,6 +805,7 @@ class Context:
                     userid=userid,
                     reply=reply,
                     wrap=wrap,
+                    html=html,
                     headers={
                         **(self.reply_headers if token else self.thread_headers)(board, userid),
                         **(headers or {}),
@@ -840,6 +848,15 @@ class Context:
             kw["title"] = f"Summary of {board.title_name}"
         return board_context(self, board, viewer, **kw)
 
+    def board_mail(self, board, userid, context: dict, intro: str = ""):
+        """(text, HTML part or None) of a board mail to `userid` from its board_context: the
+        HTML part for a user who chose it (docs/spec/server.md §11.5), none for a spectator
+        without an account. `intro` goes before the board in the HTML part (a nag's text)."""
+        text = self.render("mail/board.txt", **context)
+        if userid is None or not self.store.users.html_mail(userid):
+            return text, None
+        return text, board_part(self, board, context, intro)
+
     def board_subject(self, board, userid=None, new=False) -> str:
         """The subject of a board mail to `userid` (docs/spec/server.md §5.3): the same for
         the whole game, so a mail client threads it; pbmserv's, naming the player on move
@@ -878,9 +895,10 @@ class Context:
             return
         recipients = []
         for userid in board.audience():
-            body = self.render(
-                "mail/board.txt",
-                **self.board_context(
+            body, html = self.board_mail(
+                board,
+                userid,
+                self.board_context(
                     board, userid, events=board.events, title=title, next_steps=True
                 ),
             )
@@ -894,6 +912,7 @@ class Context:
                 addresses,
                 board=board,
                 reply=self.sender_is_among(addresses),
+                html=html,
             )
             recipients.extend(addresses)
         if spectator_to_sender and not self.sender_is_among(recipients):
@@ -907,9 +926,8 @@ class Context:
             for userid in board.notifiers():
                 context = self.board_context(board, None, title=title)
                 context["comments"] = []
-                self.mail_user(
-                    userid, title, self.render("mail/board.txt", **context), "notify", board=board
-                )
+                body, html = self.board_mail(board, userid, context)
+                self.mail_user(userid, title, body, "notify", board=board, html=html)
 
     def _announce_removal(self, board):
         game = board.game

@@ -13,7 +13,7 @@ from email.header import decode_header, make_header
 from email.utils import formataddr
 
 ADDRESS_HEADERS = frozenset({"from", "to", "cc", "bcc", "reply-to", "sender"})
-MESSAGE_ID_HEADERS = frozenset({"message-id", "in-reply-to", "references"})
+MESSAGE_ID_HEADERS = frozenset({"message-id", "in-reply-to", "references", "content-id"})
 MAX_ADDRESS_CHARS = 254
 MAX_TEXT_CHARS = 998
 

@@ -14,6 +14,8 @@ from functools import lru_cache
 
 from .clock import now, parse_stamp, stamp
 from .headers import HeaderError, checked_header, has_control
+from .htmlmail import HtmlPart
+from .htmlmail import attach as attach_html
 
 log = logging.getLogger("pbm.mailout")
 
@@ -43,6 +45,7 @@ class Mail:
     to_sender: bool = False
     headers: dict = field(default_factory=dict)
     wrap: bool = True  # False for a body that must arrive as written (exported JSON)
+    html: HtmlPart | None = None  # a board mail's HTML alternative with its picture
 
 
 def wrap_text(text: str, width: int = LINE_WIDTH) -> str:
@@ -95,6 +98,8 @@ def compose(config, mail: Mail, in_reply_to: str | None = None) -> EmailMessage:
             raise HeaderError(f"{name} would carry a control character")
     body = wrap_text(mail.body) if mail.wrap else mail.body
     message.set_content(body.rstrip("\n") + "\n", charset="utf-8")
+    if mail.html is not None:
+        attach_html(message, mail.html)
     return message
 
 
@@ -307,7 +312,10 @@ def send_smtp(config, envelope_from: str | None, recipients: list[str], message:
                 client.starttls()
             if config.get("smtp.username"):
                 client.login(config.get("smtp.username"), config.get("smtp.password"))
-            return client.sendmail(envelope_from or "", recipients, message)
+            # SMTP lines end in CRLF (RFC 5321, 2.3.8); smtplib fixes the line ends of a
+            # str message only, and a relay may read bare LFs as one over-long line.
+            crlf = re.sub(rb"\r?\n", b"\r\n", message)
+            return client.sendmail(envelope_from or "", recipients, crlf)
     except smtplib.SMTPRecipientsRefused as error:
         return {a: (code, str(text)) for a, (code, text) in error.recipients.items()}
     except smtplib.SMTPResponseException as error:

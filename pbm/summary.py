@@ -274,13 +274,35 @@ def board_context(
             auto_from=auto_from,
             finished=finished,
         ),
-        "board": board.game.render_board(position.state, perspective, **(view or {})),
+        "board": _board_text(ctx, board.game, position.state, perspective, view or {}),
         "watch_lines": watch_lines(ctx, board),
         "comments": comments,
         "timing": timing_lines(board, position, ctx.now, defaults)
         if clocks and (timing or needs_timing(board, defaults))
         else [],
+        "web_url": web_url(ctx.config, board),
+        # For the HTML part's picture (htmlmail.py); the text template does not show them.
+        "position": position,
+        "perspective": perspective,
     }
+
+
+def _board_text(ctx, game, state, perspective, view: dict) -> str:
+    """The plugin's text board, rendered once per state, perspective and view in this run
+    however many recipients share them (states are never changed in place)."""
+    key = ("text", game.name, id(state), perspective, repr(sorted(view.items())))
+    if key not in ctx.drawn:
+        ctx.drawn[key] = (state, game.render_board(state, perspective, **view))
+    return ctx.drawn[key][1]
+
+
+def web_url(config, board) -> str:
+    """The board's page in the web view (docs/spec/server.md §11.5), when `web.base_url` is
+    set; "" otherwise, and for a board that is not stored (`preview new`)."""
+    base = config.get("web.base_url").rstrip("/")
+    if not base or board.id is None:
+        return ""
+    return f"{base}/{board.game.name}/{board.number}"
 
 
 def watch_lines(ctx, board) -> list[str]:

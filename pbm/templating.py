@@ -78,3 +78,21 @@ def text_environment(home: Path | None, find_game) -> jinja2.Environment:
         lstrip_blocks=True,
         keep_trailing_newline=True,
     )
+
+
+@lru_cache(maxsize=8)
+def html_environment(home: Path | None) -> jinja2.Environment:
+    """The HTML mail templates (templates/mail/*.html), apart from the text environment:
+    everything they show is escaped, since most of it comes from players."""
+    loaders = []
+    if home is not None:
+        loaders.append(jinja2.FileSystemLoader(str(Path(home) / "templates")))
+    loaders.append(jinja2.FileSystemLoader(str(templates_dir())))
+    return jinja2.Environment(
+        loader=jinja2.ChoiceLoader(loaders),
+        bytecode_cache=_bytecode_cache(home),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )

@@ -9,7 +9,8 @@ STYLES = ("top", "bottom", "html", "outlook")
 
 
 def _original_lines(original) -> list[str]:
-    return original.get_content().rstrip("\n").split("\n")
+    """The text a client quotes: the plain part of a mail with an HTML alternative."""
+    return original.get_body(("plain",)).get_content().rstrip("\n").split("\n")
 
 
 def reply_mail(original, sender, answer, style="top", comment="") -> bytes:

@@ -39,6 +39,7 @@ WRONG_PASSWORD = [
     "export me alice wrong",
     "subjects alice wrong pbmserv",
     "digest alice wrong on",
+    "html alice wrong on",
 ]
 
 

@@ -93,7 +93,7 @@ def test_a_whole_game_of_the_example_by_mail(installed, project_env, tmp_path):
 
     send(env, "carol@example.org", "help nim")
     [help_mail] = inbox(home, seen)["carol@example.org"]
-    help_text = help_mail.get_content()
+    help_text = help_mail.get_body(("plain",)).get_content()
     assert help_mail["Subject"] == "Help nim"
     assert "-heaps=N   heaps on the table, 2 to 5 (default 3)" in help_text
     assert "The start position:\n\n  a  o                  1" in help_text
@@ -103,20 +103,20 @@ def test_a_whole_game_of_the_example_by_mail(installed, project_env, tmp_path):
     for address in ("alice@example.org", "bob@example.org"):
         [mail] = got[address]
         assert mail["Subject"] == "Nim Board 101: alice vs bob"
-        assert "Options: -heaps=2" in mail.get_content()
+        assert "Options: -heaps=2" in mail.get_body(("plain",)).get_content()
 
     send(env, "bob@example.org", "nim move 101 bob pw-bob a1")
     [refusal] = inbox(home, seen)["bob@example.org"]
-    assert "It is not your move" in refusal.get_content()
+    assert "It is not your move" in refusal.get_body(("plain",)).get_content()
     send(env, "alice@example.org", "nim move 101 alice pw-alice b4")
     [refusal] = inbox(home, seen)["alice@example.org"]
-    assert 'Invalid move "b4": heap b has 3 stones' in refusal.get_content()
+    assert 'Invalid move "b4": heap b has 3 stones' in refusal.get_body(("plain",)).get_content()
 
     for ply, (player, move) in enumerate([("alice", "b2"), ("bob", "a1"), ("alice", "b1")], 1):
         send(env, f"{player}@example.org", f"nim move 101 {player} pw-{player} {move}#{ply}")
         got = inbox(home, seen)
         assert sorted(got) == ["alice@example.org", "bob@example.org"]
-        body = got["bob@example.org"][0].get_content()
+        body = got["bob@example.org"][0].get_body(("plain",)).get_content()
         assert f"Last move: {move}" in body
     assert "Game won by alice." in body
     assert "(First took the last stone)" in body

@@ -42,7 +42,10 @@ def test_full_game_by_mail(project_env, tmp_path, size):
         got = inbox(home, seen)
         assert list(got) == [f"{waiting}@example.org"]
         assert got[f"{waiting}@example.org"][0]["Subject"] == "KnightPanic Board 101 Error"
-        assert "It is not your move" in got[f"{waiting}@example.org"][0].get_content()
+        assert (
+            "It is not your move"
+            in got[f"{waiting}@example.org"][0].get_body(("plain",)).get_content()
+        )
 
         send(
             project_env,
@@ -53,7 +56,7 @@ def test_full_game_by_mail(project_env, tmp_path, size):
         got = inbox(home, seen)
         assert sorted(got) == ["alice@example.org", "bob@example.org"]
         for [mail] in got.values():
-            body = mail.get_content()
+            body = mail.get_body(("plain",)).get_content()
             assert f"{mover} writes:\nply {ply}" in body
             if ply < len(MOVES):
                 assert mail["Subject"] == "KnightPanic Board 101: alice vs bob"
@@ -68,7 +71,7 @@ def test_full_game_by_mail(project_env, tmp_path, size):
 
     send(project_env, "bob@example.org", "knightpanic move 101 bob pw-bob a3-c7")
     [refusal] = inbox(home, seen)["bob@example.org"]
-    assert "The game has ended" in refusal.get_content()
+    assert "The game has ended" in refusal.get_body(("plain",)).get_content()
 
 
 def test_the_demo_plays_to_the_win(tmp_path, project_env):

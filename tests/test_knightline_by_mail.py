@@ -27,7 +27,10 @@ def sign_up_and_challenge(env, home, seen, options):
     for address in ADDRESSES:
         [mail] = got[address]
         assert mail["Subject"] == "KnightLine Board 101: alice vs bob vs carol"
-        assert "A new KnightLine board (101) has been started." in mail.get_content()
+        assert (
+            "A new KnightLine board (101) has been started."
+            in mail.get_body(("plain",)).get_content()
+        )
 
 
 DRAW_RATINGS = [f"{userid}'s rating stays at 1600 (provisional)." for userid in PLAYERS]
@@ -74,9 +77,9 @@ def test_full_three_player_game_by_mail(
     send(knightline_env, "alice@example.org", "knightline move 101 alice pw-alice 5,5/6,7/1")
     got = inbox(home, seen)
     assert sorted(got) == ["alice@example.org", "carol@example.org"]
-    assert "It is not your move" in got["carol@example.org"][0].get_content()
+    assert "It is not your move" in got["carol@example.org"][0].get_body(("plain",)).get_content()
     assert got["alice@example.org"][0]["Subject"] == "KnightLine Board 101 Error"
-    assert refusal in got["alice@example.org"][0].get_content()
+    assert refusal in got["alice@example.org"][0].get_body(("plain",)).get_content()
 
     for ply, move in enumerate(moves, start=1):
         mover, following = PLAYERS[(ply - 1) % 3], PLAYERS[ply % 3]
@@ -89,7 +92,7 @@ def test_full_three_player_game_by_mail(
         got = inbox(home, seen)
         assert sorted(got) == ADDRESSES, f"ply {ply}: one mail to each player"
         for _address, [mail] in got.items():
-            body = mail.get_content()
+            body = mail.get_body(("plain",)).get_content()
             assert f"{mover} writes:\nply {ply}" in body
             if ply < len(moves):
                 assert mail["Subject"] == "KnightLine Board 101: alice vs bob vs carol"
@@ -105,4 +108,4 @@ def test_full_three_player_game_by_mail(
 
     send(knightline_env, "alice@example.org", f"knightline move 101 alice pw-alice {moves[0]}")
     [late] = inbox(home, seen)["alice@example.org"]
-    assert "The game has ended" in late.get_content()
+    assert "The game has ended" in late.get_body(("plain",)).get_content()

@@ -94,7 +94,7 @@ def test_a_game_with_the_swap_by_mail(project_env, tmp_path):
     for address in ("alice@example.org", "bob@example.org"):
         [mail] = got[address]
         assert mail["Subject"] == "KnightVision Board 101: alice vs bob"
-        body = mail.get_content()
+        body = mail.get_body(("plain",)).get_content()
         assert "Options: -size=9" in body
         assert "           9   . . . . . . . . .   9" in body
 
@@ -106,13 +106,15 @@ def test_a_game_with_the_swap_by_mail(project_env, tmp_path):
             assert list(got) == [f"{refused_userid}@example.org"]
             [error] = got[f"{refused_userid}@example.org"]
             assert error["Subject"] == "KnightVision Board 101 Error"
-            assert reason in " ".join(error.get_content().split())  # the mail wraps at 76
+            assert reason in " ".join(
+                error.get_body(("plain",)).get_content().split()
+            )  # the mail wraps at 76
 
         send(env, f"{userid}@example.org", command(userid, move, f"#{ply}"))
         got = inbox(home, seen)
         assert sorted(got) == ["alice@example.org", "bob@example.org"]
         for [mail] in got.values():
-            body = mail.get_content()
+            body = mail.get_body(("plain",)).get_content()
             if ply == 2:
                 assert "bob has swapped sides." in body
                 assert "   1 White (alice): e5\n   2 Black (bob): swap" in body
@@ -133,4 +135,4 @@ def test_a_game_with_the_swap_by_mail(project_env, tmp_path):
 
     send(env, "bob@example.org", command("bob", "c3"))
     [refusal] = inbox(home, seen)["bob@example.org"]
-    assert "The game has ended" in refusal.get_content()
+    assert "The game has ended" in refusal.get_body(("plain",)).get_content()

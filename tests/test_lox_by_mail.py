@@ -46,7 +46,7 @@ def test_full_lox_game_by_mail(project_env, tmp_path):
     for address in ("alice@example.org", "bob@example.org"):
         [mail] = got[address]
         assert mail["Subject"] == "Lox Board 101: alice vs bob"
-        body = mail.get_content()
+        body = mail.get_body(("plain",)).get_content()
         assert "Options: -control -size=9" in body
         assert "           9   . . . . . . . . .   9" in body
 
@@ -59,13 +59,15 @@ def test_full_lox_game_by_mail(project_env, tmp_path):
             send(env, f"{mover}@example.org", command(mover, ply, text))
             [refusal] = inbox(home, seen)[f"{mover}@example.org"]
             assert refusal["Subject"] == "Lox Board 101 Error"
-            assert message in " ".join(refusal.get_content().split()), "wrapped to the mail width"
+            assert message in " ".join(refusal.get_body(("plain",)).get_content().split()), (
+                "wrapped to the mail width"
+            )
 
         send(env, f"{mover}@example.org", command(mover, ply, move))
         got = inbox(home, seen)
         assert sorted(got) == ["alice@example.org", "bob@example.org"]
         for [mail] in got.values():
-            body = mail.get_content()
+            body = mail.get_body(("plain",)).get_content()
             if ply < len(MOVES):
                 assert mail["Subject"] == "Lox Board 101: alice vs bob"
                 assert f"It is {waiting}'s turn." in body
@@ -76,7 +78,7 @@ def test_full_lox_game_by_mail(project_env, tmp_path):
                 assert "      4   B . . .[B]. . - B   4" in body, "Blue replaced e4"
             if ply == 22:
                 assert "Game won" not in body, "a new chain must survive Blue's turn"
-    body = mail.get_content()
+    body = mail.get_body(("plain",)).get_content()
     assert mail["Subject"] == "Lox Board 101: alice vs bob"
     assert "Game won by bob." in body
     assert "(Red's chain joins the top and bottom edges (rows 1 and 9))" in body
@@ -88,4 +90,4 @@ def test_full_lox_game_by_mail(project_env, tmp_path):
 
     send(env, "bob@example.org", command("bob", 24, "a1"))
     [refusal] = inbox(home, seen)["bob@example.org"]
-    assert "The game has ended" in refusal.get_content()
+    assert "The game has ended" in refusal.get_body(("plain",)).get_content()

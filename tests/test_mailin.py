@@ -64,20 +64,20 @@ def test_a_game_opening_through_every_kind_of_mail(server):
     assert pipe(env, fixture("challenge_multipart.eml")).returncode == 0
     mails = box.fresh()
     assert {m["Subject"] for m in mails} == {"KnightPanic Board 101: alice vs bob"}
-    body = mails[0].get_content()
+    body = mails[0].get_body(("plain",)).get_content()
     assert "Challenger writes:\nLet's play, Bob!" in body and "(html)" not in body
 
     assert pipe(env, fixture("move_html_only.eml")).returncode == 0
     mails = box.fresh()
     assert {m["Subject"] for m in mails} == {"KnightPanic Board 101: alice vs bob"}
-    body = mails[0].get_content()
+    body = mails[0].get_body(("plain",)).get_content()
     assert "alice writes:\nYour turn, Bob & good luck\nSecond line\nThird line" in body
     assert "Earlier board text" not in body and "alert" not in body and "color" not in body
 
     assert pipe(env, fixture("move_quoted_printable.eml")).returncode == 0
     mails = box.fresh()
     assert sorted(m["To"] for m in mails) == ["alice@example.org", "bob@example.org"]
-    body = mails[0].get_content()
+    body = mails[0].get_body(("plain",)).get_content()
     assert (
         "bob writes:\nSchöne Grüße — a very long line that goes on and on and on past the soft"
         in body
@@ -87,12 +87,12 @@ def test_a_game_opening_through_every_kind_of_mail(server):
 
     assert pipe(env, fixture("reply_quoting_server_mail.eml")).returncode == 0
     mails = box.fresh()
-    body = mails[0].get_content()
+    body = mails[0].get_body(("plain",)).get_content()
     assert "   3 a1-c5" in body
     assert "alice writes:\nTaking the flank.\n" in body and "wrote:" not in body
 
     assert pipe(env, fixture("reply_without_quote_marks.eml")).returncode == 0
-    body = box.fresh()[0].get_content()
+    body = box.fresh()[0].get_body(("plain",)).get_content()
     assert "bob writes:\nHm.\n" in body
 
 
@@ -103,7 +103,7 @@ def test_errors_go_to_reply_to(server):
     [mail] = box.fresh()
     assert mail["To"] == "bob.home@example.org"
     assert mail["Subject"] == "KnightPanic error"
-    assert "KnightPanic board 101 not found" in mail.get_content()
+    assert "KnightPanic board 101 not found" in mail.get_body(("plain",)).get_content()
     assert "secret" not in mail.as_string()
 
 
@@ -147,7 +147,10 @@ def test_too_large_message_is_refused_without_running(server):
     assert pipe(env, raw).returncode == 0
     [mail] = box.fresh()
     assert mail["Subject"] == "PBM error"
-    assert "Message too large (limit 1048576 bytes); nothing was done" in mail.get_content()
+    assert (
+        "Message too large (limit 1048576 bytes); nothing was done"
+        in mail.get_body(("plain",)).get_content()
+    )
     assert "s3cret" not in mail.as_string()
 
 

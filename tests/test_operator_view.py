@@ -25,18 +25,31 @@ def test_every_ini_key_is_read_somewhere(key):
     assert f'"{key}"' in source or f'"{name}"' in source, key
 
 
-def test_web_base_url_is_gone_and_an_old_ini_naming_it_is_told_how_to_cure_it(tmp_path):
-    assert "[web]" not in default_ini_text() and "base_url" not in default_ini_text()
-    (tmp_path / "pbm.ini").write_text("[web]\nbase_url = https://games.example.org/\n")
-    with pytest.raises(
-        ConfigError,
-        match=r"\[web\] base_url is no longer a setting of pbm.ini"
-        r" .*delete the \[web\] section",
-    ):
+@pytest.mark.parametrize(
+    "value",
+    [
+        "ftp://games.example.org/",
+        "javascript:alert(1)",
+        'https://games.example.org/"onmouseover=x',
+        "https://games.example.org/a b",
+        "games.example.org",
+        "https://" + "g" * 60 + ".example.org",
+    ],
+)
+def test_web_base_url_must_be_a_short_http_address_and_check_names_what_is_wrong(tmp_path, value):
+    """It is written into every board mail and an HTML link (docs/spec/server.md §11.5)."""
+    assert "[web]" in default_ini_text() and "# base_url = " in default_ini_text()
+    (tmp_path / "pbm.ini").write_text(f"[web]\nbase_url = {value}\n")
+    with pytest.raises(ConfigError, match=r"web\.base_url = .* (is not an http|is longer than)"):
         Config.load(tmp_path)
     result = CliRunner().invoke(cli, ["--home", str(tmp_path), "check"])
     assert result.exit_code == 1
-    assert "problem: " in result.output and "[web] base_url is no longer" in result.output
+    assert "problem: " in result.output and "web.base_url = " in result.output
+
+
+def test_web_base_url_is_read_as_written(tmp_path):
+    (tmp_path / "pbm.ini").write_text("[web]\nbase_url = https://games.example.org/pbm/\n")
+    assert Config.load(tmp_path).get("web.base_url") == "https://games.example.org/pbm/"
 
 
 def test_an_ini_written_by_an_older_pbm_init_still_loads(tmp_path):

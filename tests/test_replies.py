@@ -99,7 +99,10 @@ def test_a_whole_game_played_by_replies_only(players, game_name, options):
     _, _, active = board_state(harness, game_name, 101)
     assert not active
     last = harness.mails(ALICE)[-1]
-    assert "Game won by" in last.get_content() or "tie" in last.get_content()
+    assert (
+        "Game won by" in last.get_body(("plain",)).get_content()
+        or "tie" in last.get_body(("plain",)).get_content()
+    )
     assert last["Reply-To"] is None  # nothing is asked of anyone once the game has ended
 
 
@@ -111,7 +114,7 @@ def test_the_rest_of_the_reply_is_the_moves_comment_and_the_subject_is_ignored(p
     raw = raw.replace(b"Subject: Re: ", b"Subject: knightpanic resign 101 alice secret ", 1)
     result = harness.deliver(raw, envelope_recipients=[str(original["Reply-To"])]).result
     assert result.ok, harness.last_error_text(result)
-    body = harness.mails(BOB)[-1].get_content()
+    body = harness.mails(BOB)[-1].get_body(("plain",)).get_content()
     assert "alice writes:\nYour turn, Bob\nGood luck" in body
     position, _, active = board_state(harness, "knightpanic", 101)
     assert active and position.plies[-1].text.lower() == "a1-c5"
@@ -188,7 +191,10 @@ def test_votes_confirm_queue_and_chat_by_reply(players):
     # Alice, not on move, queues her next move by reply.
     result = send_reply(harness, latest_reply_to(harness, ALICE), ALICE, "queue c5-a1", "html")
     assert result.ok, harness.last_error_text(result)
-    assert "You have the following move queued: c5-a1" in harness.mails(ALICE)[-1].get_content()
+    assert (
+        "You have the following move queued: c5-a1"
+        in harness.mails(ALICE)[-1].get_body(("plain",)).get_content()
+    )
     result = send_reply(
         harness,
         latest_reply_to(harness, BOB),
@@ -199,7 +205,7 @@ def test_votes_confirm_queue_and_chat_by_reply(players):
     )
     assert result.ok, harness.last_error_text(result)
     chat = harness.mails(ALICE)[-1]
-    assert "Nice opening\nReally." in chat.get_content()
+    assert "Nice opening\nReally." in chat.get_body(("plain",)).get_content()
     result = send_reply(harness, latest_reply_to(harness, BOB), BOB, "propose", "bottom")
     assert result.ok, harness.last_error_text(result)
     result = send_reply(harness, latest_reply_to(harness, ALICE), ALICE, "accept", "html")
@@ -236,7 +242,7 @@ def test_the_pipe_reads_the_token_from_original_recipient(project_env, tmp_path)
     assert result.returncode == 0, result.stderr.decode()
     newest = sorted((home / "outbox" / "new").iterdir())[-1]
     answer = email.message_from_bytes(newest.read_bytes(), policy=email.policy.default)
-    assert "a1-c5" in answer.get_content().lower()
+    assert "a1-c5" in answer.get_body(("plain",)).get_content().lower()
 
 
 def test_a_recipient_names_a_token_only_in_exactly_our_form(harness):
@@ -270,8 +276,8 @@ def test_any_recipient_yields_no_token_or_a_well_formed_one(text):
 def test_every_board_mail_says_what_to_do_next(players):
     harness = players
     harness.ok("knightpanic challenge alice bob", sender=ALICE)
-    to_alice = latest_reply_to(harness, ALICE).get_content()
-    to_bob = latest_reply_to(harness, BOB).get_content()
+    to_alice = latest_reply_to(harness, ALICE).get_body(("plain",)).get_content()
+    to_bob = latest_reply_to(harness, BOB).get_body(("plain",)).get_content()
     assert "You are White (o)." in to_alice and "Please start the game alice." in to_alice
     assert "You are Black (x)." in to_bob and "Reply with" not in to_bob
     example = re.search(
@@ -283,9 +289,11 @@ def test_every_board_mail_says_what_to_do_next(players):
     assert "secret" not in to_alice
     # The example in the mail is a move that a reply of just that word plays.
     assert send_reply(harness, latest_reply_to(harness, ALICE), ALICE, example.group(1)).ok
-    assert "Reply with your move" in latest_reply_to(harness, BOB).get_content()
+    assert (
+        "Reply with your move" in latest_reply_to(harness, BOB).get_body(("plain",)).get_content()
+    )
     assert send_reply(harness, latest_reply_to(harness, BOB), BOB, "propose").ok
-    to_alice = latest_reply_to(harness, ALICE).get_content()
+    to_alice = latest_reply_to(harness, ALICE).get_body(("plain",)).get_content()
     assert "Reply `accept` or `reject` to the draw" in to_alice
 
 

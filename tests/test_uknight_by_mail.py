@@ -27,7 +27,7 @@ def test_full_uknight_game_by_mail(project_env, tmp_path):
     got = inbox(home, seen)
     new_board = got["alice@example.org"][-1]
     assert new_board["Subject"] == "Uknight Board 101: alice vs bob"
-    body = new_board.get_content()
+    body = new_board.get_body(("plain",)).get_content()
     assert "Options: -size=5" in body
     assert "Phase 1, axes 0 of 4 (White 0, Black 0)" in body
     # One text row per number line, labelled on both ends; letters above and below.
@@ -55,23 +55,26 @@ def test_full_uknight_game_by_mail(project_env, tmp_path):
 
     move(env, "alice", "pass")
     [refusal] = inbox(home, seen)["alice@example.org"]
-    assert "The first turn must be a placement" in refusal.get_content()
+    assert "The first turn must be a placement" in refusal.get_body(("plain",)).get_content()
 
     move(env, "alice", f"{OPENING}#1")
     got = inbox(home, seen)
     assert got["bob@example.org"][0]["Subject"] == "Uknight Board 101: alice vs bob"
-    assert "Last move: White A3 (placed A3)" in got["bob@example.org"][0].get_content()
+    assert (
+        "Last move: White A3 (placed A3)"
+        in got["bob@example.org"][0].get_body(("plain",)).get_content()
+    )
 
     send(env, "bob@example.org", "uknight swap 101 bob pw-bob #2")
     got = inbox(home, seen)
-    body = got["alice@example.org"][0].get_content()
+    body = got["alice@example.org"][0].get_body(("plain",)).get_content()
     assert "bob has swapped sides." in body
     assert "   1 White (alice): A3\n   2 Black (bob): swap" in body
     assert "It is alice's turn." in body
 
     move(env, "alice", "D4,rem")
     [refusal] = inbox(home, seen)["alice@example.org"]
-    assert "a removal can only come before the action" in refusal.get_content()
+    assert "a removal can only come before the action" in refusal.get_body(("plain",)).get_content()
 
     plies = [("alice", black) for black in BLACK_MOVES]
     plies = [ply for pair in zip(plies, [("bob", white) for white in WHITE_MOVES]) for ply in pair]
@@ -79,7 +82,7 @@ def test_full_uknight_game_by_mail(project_env, tmp_path):
         move(env, mover, f"{text}#{number}")
         got = inbox(home, seen)
         assert sorted(got) == ["alice@example.org", "bob@example.org"], (number, text)
-        body = got[f"{mover}@example.org"][0].get_content()
+        body = got[f"{mover}@example.org"][0].get_body(("plain",)).get_content()
         if text == "D7":
             assert "Last move: Black D7 (placed D7, which became a double)" in body
             assert "Phase 1, axes 1 of 4 (White 0, Black 1)" in body
@@ -88,7 +91,7 @@ def test_full_uknight_game_by_mail(project_env, tmp_path):
 
     for [mail] in got.values():
         assert mail["Subject"] == "Uknight Board 101: alice vs bob"
-        body = mail.get_content()
+        body = mail.get_body(("plain",)).get_content()
         assert "Game won by bob." in body
         assert "(White's stones form a single group)" in body
         assert "Last move: White H5 (placed H5)" in body
@@ -98,4 +101,4 @@ def test_full_uknight_game_by_mail(project_env, tmp_path):
 
     move(env, "alice", "A2")
     [refusal] = inbox(home, seen)["alice@example.org"]
-    assert "The game has ended" in refusal.get_content()
+    assert "The game has ended" in refusal.get_body(("plain",)).get_content()

@@ -47,7 +47,9 @@ def reply_mail(userid: str, original, answer: str, comment: str = "") -> bytes:
     message["Subject"] = "Re: " + str(original["Subject"])
     message["Message-ID"] = make_msgid(domain="example.org")
     message["In-Reply-To"] = message["References"] = original["Message-ID"]
-    quoted = "\n".join("> " + line for line in original.get_content().rstrip().split("\n"))
+    quoted = "\n".join(
+        "> " + line for line in original.get_body(("plain",)).get_content().rstrip().split("\n")
+    )
     own = answer + (f"\n\n{comment}" if comment else "")
     message.set_content(f"{own}\n\nOn {original['Date']}, {original['From']} wrote:\n{quoted}\n")
     return message.as_bytes()
@@ -96,7 +98,10 @@ def main() -> int:
         for index, message in enumerate(new_mail(home / "outbox", seen)):
             print(f"<<< to {message['To']}: {message['Subject']}")
             if index == 0 and not message["Subject"].startswith("Account"):
-                print("    " + message.get_content().rstrip().replace("\n", "\n    "))
+                print(
+                    "    "
+                    + message.get_body(("plain",)).get_content().rstrip().replace("\n", "\n    ")
+                )
             if message["Reply-To"]:
                 latest[str(message["To"])] = message
 

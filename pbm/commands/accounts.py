@@ -69,7 +69,13 @@ def signup(ctx):
     check_password(ctx, password)
     addresses = parse_addresses(ctx, ctx.args[2:])
     ctx.check_daily_limit("signup", "signups_per_day", "signups")
-    ctx.store.users.create(userid, ctx.password_hash(password), addresses, stamp(ctx.now))
+    ctx.store.users.create(
+        userid,
+        ctx.password_hash(password),
+        addresses,
+        stamp(ctx.now),
+        html_mail=ctx.config.get("mail.html") == "on",
+    )
     if ctx.sender_key:
         ctx.store.limits.add_address_proof(userid, ctx.sender_key, stamp(ctx.now))
     body = ctx.render("mail/account_created.txt", userid=userid, addresses=addresses)

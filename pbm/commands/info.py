@@ -261,9 +261,10 @@ def _show_board(ctx, board, ply, viewer=None, view=None):
                 extra.append(
                     f"You have submitted this move, not yet confirmed: {submission.move_text}"
                 )
-    body = ctx.render(
-        "mail/board.txt",
-        **ctx.board_context(
+    body, html = ctx.board_mail(
+        board,
+        viewer,
+        ctx.board_context(
             board,
             viewer,
             title=title,
@@ -274,7 +275,7 @@ def _show_board(ctx, board, ply, viewer=None, view=None):
             view=view,
         ),
     )
-    ctx.reply(ctx.board_subject(board), body, kind="show")
+    ctx.reply(ctx.board_subject(board), body, kind="show", html=html)
 
 
 def _show_summary(ctx, shown, not_shown, message=""):

@@ -98,8 +98,10 @@ def illegal_whatever_comes(position, seat, text) -> str | None:
 
 
 def _queue_reply(ctx, board):
-    body = ctx.render("mail/board.txt", **ctx.board_context(board, ctx.userid, next_steps=True))
-    ctx.reply(ctx.board_subject(board, ctx.userid), body, kind="board", board=board)
+    body, html = ctx.board_mail(
+        board, ctx.userid, ctx.board_context(board, ctx.userid, next_steps=True)
+    )
+    ctx.reply(ctx.board_subject(board, ctx.userid), body, kind="board", board=board, html=html)
 
 
 def _submittable_seat(ctx, board, text, guard):
@@ -141,13 +143,12 @@ def submit(ctx):
         f"Reply `confirm` to play it,\n"
         f"or send `{ctx.game.name} confirm {board.number} {ctx.userid} <password>`."
     )
-    body = ctx.render(
-        "mail/board.txt",
-        **ctx.board_context(
-            board, ctx.userid, title=title, position=position, events=[notice, how]
-        ),
+    body, html = ctx.board_mail(
+        board,
+        ctx.userid,
+        ctx.board_context(board, ctx.userid, title=title, position=position, events=[notice, how]),
     )
-    ctx.reply(title, body, kind="preview", board=board)
+    ctx.reply(title, body, kind="preview", board=board, html=html)
 
 
 @command(

@@ -1,6 +1,6 @@
 """Per-user settings: challenge acceptance, limits and seeking (docs/spec/server.md §3.9),
 vacations (docs/spec/server.md §9.4), and the subjects of board mails
-(docs/spec/server.md §5.3)."""
+(docs/spec/server.md §5.3) and their HTML part (docs/spec/server.md §11.5)."""
 
 import re
 
@@ -155,6 +155,32 @@ def subjects(ctx):
         ctx.store.users.set_pbmserv_subjects(ctx.userid, style == "pbmserv")
     style = "pbmserv" if ctx.store.users.pbmserv_subjects(ctx.userid) else "fixed"
     _settings_mail(ctx, f"Subjects for {ctx.userid}: {style}", SUBJECT_STYLES[style])
+
+
+@command(
+    "html",
+    "global",
+    "html userid password [on|off]",
+    min_args=2,
+    max_args=3,
+    secrets=(1,),
+    auth=(0, 1),
+)
+def html(ctx):
+    """Board mails with a picture (an HTML part) on or off, or shows the setting."""
+    if len(ctx.args) == 3:
+        word = ctx.args[2].lower()
+        if word not in ("on", "off"):
+            ctx.syntax_error()
+        ctx.store.users.set_html_mail(ctx.userid, word == "on")
+    on = ctx.store.users.html_mail(ctx.userid)
+    text = (
+        "Your board mails carry an HTML part with a picture of the board, besides\n"
+        "the plain text, which stays as it is."
+        if on
+        else "Your board mails are plain text only."
+    )
+    _settings_mail(ctx, f"HTML {'on' if on else 'off'} for {ctx.userid}", text)
 
 
 @command(

@@ -103,8 +103,10 @@ def subscribe(ctx):
             subscribed.append(str(number))
             if len(subscribed) <= cap:
                 title = f"Subscription Summary of {board.title_name}"
-                body = ctx.render("mail/board.txt", **ctx.board_context(board, None, title=title))
-                ctx.mail_user(ctx.userid, ctx.board_subject(board), body, "watch")
+                body, html = ctx.board_mail(
+                    board, ctx.userid, ctx.board_context(board, None, title=title)
+                )
+                ctx.mail_user(ctx.userid, ctx.board_subject(board), body, "watch", html=html)
     _subscription_summary(ctx, subscribed, refused, "Subscribed", "Not subscribed")
 
 

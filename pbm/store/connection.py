@@ -407,6 +407,13 @@ def m008_reset_reply_tokens(db):
     db["password_resets"].create_index(["token_id"], unique=True)
 
 
+@_core_step
+def m009_html_mail(db):
+    """Whether a user's board mails carry an HTML part with the board's picture
+    (docs/spec/server.md §11.5). Accounts made before stay text-only, as they were."""
+    db["users"].add_column("html_mail", int, not_null_default=0)
+
+
 class Store:
     """One connection to $PBM_HOME/pbm.db, its transactions, and one repository per concern."""
 

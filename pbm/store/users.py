@@ -13,10 +13,11 @@ class Users(Repository):
             "SELECT password_hash FROM users WHERE userid = ? AND status = 'active'", (userid,)
         )
 
-    def create(self, userid: str, password_hash: str, addresses, at: str):
+    def create(self, userid: str, password_hash: str, addresses, at: str, html_mail=False):
         self.conn.execute(
-            "INSERT INTO users (userid, password_hash, status, created_at) VALUES (?, ?, 'active', ?)",
-            (userid, password_hash, at),
+            "INSERT INTO users (userid, password_hash, status, created_at, html_mail) "
+            "VALUES (?, ?, 'active', ?, ?)",
+            (userid, password_hash, at, int(html_mail)),
         )
         self.set_addresses(userid, addresses)
 
@@ -174,6 +175,12 @@ class Users(Repository):
             "ON CONFLICT (userid) DO UPDATE SET pbmserv_subjects = excluded.pbmserv_subjects",
             (userid, int(on)),
         )
+
+    def html_mail(self, userid: str) -> bool:
+        return bool(self._value("SELECT html_mail FROM users WHERE userid = ?", (userid,)))
+
+    def set_html_mail(self, userid: str, on: bool):
+        self.conn.execute("UPDATE users SET html_mail = ? WHERE userid = ?", (int(on), userid))
 
     def digest(self, userid: str) -> bool:
         return bool(self._value("SELECT digest FROM mail_settings WHERE userid = ?", (userid,)))
