@@ -27,7 +27,9 @@ PASS = "pass"
 # Sorted by (dx, dy), which sorts the destinations of one source by cell.
 KNIGHT_STEPS = ((-2, -1), (-2, 1), (-1, -2), (-1, 2), (1, -2), (1, 2), (2, -1), (2, 1))
 KNIGHT_OFFSETS = tuple(dx * W + dy for dx, dy in KNIGHT_STEPS)
-KNIGHT_DIRECTIONS = tuple(enumerate(KNIGHT_OFFSETS))
+KNIGHT_DIRECTIONS = tuple(
+    (offset, direction << 5) for direction, offset in enumerate(KNIGHT_OFFSETS)
+)
 NEIGHBOUR_OFFSETS = tuple(dx * W + dy for dx in (-1, 0, 1) for dy in (-1, 0, 1) if dx or dy)
 LINE_STEPS = (W, 1, W + 1, W - 1)  # (1, 0), (0, 1), (1, 1), (1, -1), the order lines are judged in
 COUNT_BITS = 31
@@ -149,14 +151,12 @@ class KnightLineEngine(Engine):
         moves = []
         # §4.2: White's first move in a two-player game moves one tile.
         restricted = self.players == 2 and seat == WHITE and self.placed[WHITE] == 1
+        extend = moves.extend
         for source in self.movable[seat]:
-            for direction, offset in KNIGHT_DIRECTIONS:
+            first, last = (source << 8) + 1, (source << 8) + (2 if restricted else height[source])
+            for offset, direction in KNIGHT_DIRECTIONS:
                 if source + offset in frontier:
-                    base = (source << 8) | (direction << 5)
-                    if restricted:
-                        moves.append(base + 1)
-                    else:
-                        moves.extend(range(base + 1, base + height[source]))
+                    extend(range(first + direction, last + direction))
         return moves
 
     def has_move(self, seat) -> bool:
