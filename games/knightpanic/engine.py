@@ -59,6 +59,7 @@ class Geometry:
                 and low <= y <= high
             )
 
+        self.three_d = three_d
         columns = range(span * span)
         self.base = [1 + (column // span) % 2 for column in columns]
         self.diagonal = [
@@ -69,6 +70,8 @@ class Geometry:
             )
             for x, y in (divmod(column, span) for column in columns)
         ]
+        # The columns whose landing a change of a column's top can change.
+        self.around = [(column, *self.diagonal[column]) for column in columns]
         self.offsets = tuple(dx * span + dy for dx, dy in DIRECTIONS)
         self.jumps = [()] * (span * span * 8)
         for column in columns:
@@ -84,14 +87,15 @@ class Geometry:
                         if exists(x + dx, y + dy, level + change)
                     )
                     if levels:
-                        jumps.append((direction, (x + dx) * span + y + dy, levels))
+                        move = (column * 8 + level) << 4 | direction
+                        jumps.append((move, (x + dx) * span + y + dy, levels))
                 self.jumps[column * 8 + level] = tuple(jumps)
         # The columns whose top knight a move may leave without a move: around the column a
         # knight arrives on, those that jumped there; around the one it left, those that
         # jumped there or onto a point it helped support, and the knights it rested on.
         sources = [set() for _ in columns]
         for point, jumps in enumerate(self.jumps):
-            for _direction, target, _levels in jumps:
+            for _move, target, _levels in jumps:
                 sources[target].add(point // 8)
         self.watch_arrival = [tuple(sorted(sources[c] | {c})) for c in columns]
         self.watch_departure = [
@@ -114,6 +118,7 @@ class KnightPanicEngine(Engine):
         "options",
         "geometry",
         "top",
+        "landing",
         "owner",
         "pieces",
         "on_move",
@@ -137,6 +142,8 @@ class KnightPanicEngine(Engine):
             self.top[column] = max(self.top[column], level)
             self.owner[column * 8 + level] = seat
             self.pieces[seat].append(column * 8 + level)
+        self.landing = [0] * len(board.base)
+        self.update_landing(range(len(board.base)))
         self.on_move = state["to_move"]
         self.last = state["last"]
         self.winner = state["winner"]
@@ -150,6 +157,7 @@ class KnightPanicEngine(Engine):
         other.options = self.options
         other.geometry = self.geometry
         other.top = self.top[:]
+        other.landing = self.landing[:]
         other.owner = self.owner.copy()
         other.pieces = (self.pieces[0][:], self.pieces[1][:])
         other.on_move = self.on_move
@@ -174,8 +182,8 @@ class KnightPanicEngine(Engine):
     def legal_moves(self) -> list:
         if self.winner is not None:
             return []
-        board, top = self.geometry, self.top
-        base, diagonal, jumps = board.base, board.diagonal, board.jumps
+        top, landing = self.top, self.landing
+        diagonal, jumps = self.geometry.diagonal, self.geometry.jumps
         moves = []
         for point in self.pieces[self.on_move]:
             column, level = point >> 3, point & 7
@@ -186,20 +194,26 @@ class KnightPanicEngine(Engine):
                 if top[neighbour] >= above:
                     break
             else:
-                for direction, target, levels in jumps[point]:
-                    reached = top[target]
-                    landing = reached + 2 if reached else base[target]
-                    if landing in levels:
-                        if landing > 1:
-                            below = landing - 1
-                            for support in diagonal[target]:
-                                if top[support] < below:
-                                    break
-                            else:
-                                moves.append(point << 4 | direction)
-                        else:
-                            moves.append(point << 4 | direction)
+                for move, target, levels in jumps[point]:
+                    if landing[target] in levels:
+                        moves.append(move)
         return moves
+
+    def update_landing(self, columns) -> None:
+        """The level a knight jumping to each column lands on: its lowest empty point, if
+        that is on level 1 or supported (§5.1); 0 if there is none."""
+        top, landing = self.top, self.landing
+        base, diagonal = self.geometry.base, self.geometry.diagonal
+        for column in columns:
+            reached = top[column]
+            level = reached + 2 if reached else base[column]
+            if level > 1:
+                below = level - 1
+                for support in diagonal[column]:
+                    if top[support] < below:
+                        level = 0
+                        break
+            landing[column] = level
 
     def pinned(self, point) -> bool:
         top, column = self.top, point >> 3
@@ -213,20 +227,10 @@ class KnightPanicEngine(Engine):
 
     def can_move(self, point) -> bool:
         """Whether the unpinned knight on point has a jump (§3, §5.3)."""
-        board, top = self.geometry, self.top
-        base, diagonal = board.base, board.diagonal
-        for _direction, target, levels in board.jumps[point]:
-            reached = top[target]
-            landing = reached + 2 if reached else base[target]
-            if landing in levels:
-                if landing == 1:
-                    return True
-                below = landing - 1
-                for support in diagonal[target]:
-                    if top[support] < below:
-                        break
-                else:
-                    return True
+        landing = self.landing
+        for _move, target, levels in self.geometry.jumps[point]:
+            if landing[target] in levels:
+                return True
         return False
 
     def play(self, move) -> None:
@@ -237,10 +241,14 @@ class KnightPanicEngine(Engine):
         origin = move >> 4
         column, level = origin >> 3, origin & 7
         target = column + board.offsets[move & 15]
-        reached = top[target]
-        landing = reached + 2 if reached else board.base[target]
+        landing = self.landing[target]
         top[column] = level - 2 if level > 2 else 0
         top[target] = landing
+        if board.three_d:
+            self.update_landing(board.around[column])
+            self.update_landing(board.around[target])
+        else:
+            self.landing[column], self.landing[target] = 1, 0
         arrival = target * 8 + landing
         del self.owner[origin]
         self.owner[arrival] = seat
@@ -260,12 +268,21 @@ class KnightPanicEngine(Engine):
             for seat in {owner[support * 8 + below] for support in diagonal[target]}:
                 if all(self.pinned(point) for point in self.pieces[seat]):
                     return True
+        landing, jumps = self.landing, self.geometry.jumps
         for watched in (self.geometry.watch_arrival[target], self.geometry.watch_departure[column]):
             for other in watched:
                 height = top[other]
-                if height:
-                    point = other * 8 + height
-                    if not self.pinned(point) and not self.can_move(point):
+                if not height:
+                    continue
+                above = height + 1
+                for neighbour in diagonal[other]:
+                    if top[neighbour] >= above:
+                        break  # pinned
+                else:
+                    for _move, goal, levels in jumps[other * 8 + height]:
+                        if landing[goal] in levels:
+                            break
+                    else:
                         return True
         return False
 
