@@ -5,12 +5,13 @@ Representation. A cell (x, y) is the int (x + R) * W + (y + R): the occupied cel
 8-connected set through the origin of at most 91 cells (3 x 30 tiles and the grey one,
 docs/spec/games/knightline.md §1), so with R = 96 no cell the rules look at ever leaves the
 square and neighbours, knight's moves and lines are plain additions; sorting cells sorts
-them by (x, y), the order of the move lists. `owner` maps each occupied cell to its seat (GREY
-for the grey tile) and `height` each stack to its height; `frontier` is the set of empty cells
-touching an occupied one, kept up to date as stacks appear, so a destination is legal
-when it is in it (§4.1); `movable` lists each seat's stacks of two tiles or more, the only
-ones that can move. A move is the int (source << 8 | knight direction << 5 | K), a set-up
-turn cell << 8 (K = 0), a pass the string "pass"; the text is built only in move_text.
+them by (x, y), the order of the move lists. `owner` maps each occupied cell to its seat
+(GREY for the grey tile) and `height` each stack to its height; `frontier` is the set of
+empty cells touching an occupied one, kept up to date as stacks appear, so a destination is
+legal when it is in it (docs/spec/games/knightline.md §4.1); `movable` lists each seat's
+stacks of two tiles or more, the only ones that can move. A move is the int (source << 8 |
+knight direction << 5 | K), a set-up turn cell << 8 (K = 0), a pass the string "pass"; the
+text is built only in move_text.
 """
 
 from pbm.engine import Engine
@@ -96,7 +97,8 @@ class KnightLineEngine(Engine):
         self.winners = tuple(state["winners"]) if state["winners"] is not None else None
         self.reason = state["reason"]
         wild = options["wildcard"]
-        # The owners that count for a seat's line (§5): the grey tile too with -wildcard.
+        # The owners that count for a seat's line (docs/spec/games/knightline.md §5): the grey
+        # tile too with -wildcard.
         self.lines_of = tuple((seat, GREY) if wild else (seat,) for seat in range(self.players))
         return self
 
@@ -149,7 +151,8 @@ class KnightLineEngine(Engine):
             ]
         frontier, height = self.frontier, self.height
         moves = []
-        # §4.2: White's first move in a two-player game moves one tile.
+        # docs/spec/games/knightline.md §4.2: White's first move in a two-player game moves
+        # one tile.
         restricted = self.players == 2 and seat == WHITE and self.placed[WHITE] == 1
         extend = moves.extend
         for source in self.movable[seat]:
@@ -208,7 +211,8 @@ class KnightLineEngine(Engine):
 
     def judge_line(self, seat, cell) -> bool:
         """End the game if the new stack on cell is in a line of 4 or more of the mover's
-        (§5): the longest such line, the first of the row, column and diagonals on a tie."""
+        (docs/spec/games/knightline.md §5): the longest such line, the first of the row,
+        column and diagonals on a tie."""
         get, counts = self.owner.get, self.lines_of[seat]
         best = None
         for step in LINE_STEPS:
@@ -232,7 +236,8 @@ class KnightLineEngine(Engine):
         return True
 
     def advance(self, mover) -> None:
-        """Give the turn to the next seat, or end a game nobody can go on with (§4.3)."""
+        """Give the turn to the next seat, or end a game nobody can go on with
+        (docs/spec/games/knightline.md §4.3)."""
         following = (mover + 1) % self.players
         if following in self.out or self.has_move(following):
             self.on_move = following

@@ -5,19 +5,20 @@ Representation. A column is the (X, Y) of doubled coordinates as the int X * (2n
 and a point is column * 8 + level, so sorting points sorts them by (X, Y, level). The
 knights of one column fill its levels from the bottom without gaps
 (docs/spec/games/knightpanic.md §5.1), so `top` (the highest occupied level of each column,
-0 for none) says which points are occupied: the lowest empty point of a column is two
-levels above its top, a knight is pinned when a diagonal neighbour column reaches the level
-above it, and only a column's top knight can be unpinned. `landing` keeps for each column
-the level a knight jumping there lands on (its lowest empty point if that is on level 1 or
-supported; else 0, or a level above the column when it is full), refreshed around the two columns a move changes, so a jump is legal
-when landing[target] is one of the levels the jump allows. Per board size a Geometry holds
-the tables: each point's jumps (the move, the target column, the levels it may land on,
-§5.3), each column's diagonal neighbours, and which columns' knights a move can leave
-without a move. A move is the int point << 4 | direction, its text built only in
-move_text. Once a position is settled (judged, and no unpinned knight is trapped and
-nobody is all pinned, or the game would be over), only the knights the next move can have
-trapped or pinned are examined; anything found there ends the game, and the full
-judgement (§4, §5.4) then names every trapped knight.
+0 for none) says which points are occupied: the lowest empty point of a column is two levels
+above its top, a knight is pinned when a diagonal neighbour column reaches the level above
+it, and only a column's top knight can be unpinned. `landing` keeps for each column the
+level a knight jumping there lands on (its lowest empty point if that is on level 1 or
+supported; else 0, or a level above the column when it is full), refreshed around the two
+columns a move changes, so a jump is legal when landing[target] is one of the levels the
+jump allows. Per board size a Geometry holds the tables: each point's jumps (the move, the
+target column, the levels it may land on, docs/spec/games/knightpanic.md §5.3), each
+column's diagonal neighbours, and which columns' knights a move can leave without a move. A
+move is the int point << 4 | direction, its text built only in move_text. Once a position is
+settled (judged, and no unpinned knight is trapped and nobody is all pinned, or the game
+would be over), only the knights the next move can have trapped or pinned are examined;
+anything found there ends the game, and the full judgement (docs/spec/games/knightpanic.md
+§4, §5.4) then names every trapped knight.
 """
 
 import re
@@ -204,8 +205,8 @@ class KnightPanicEngine(Engine):
 
     def update_landing(self, columns) -> None:
         """The level a knight jumping to each column lands on: its lowest empty point, if
-        that is on level 1 or supported (§5.1); else 0, or a level above the column when it
-        is full: no jump allows either."""
+        that is on level 1 or supported (docs/spec/games/knightpanic.md §5.1); else 0, or a
+        level above the column when it is full: no jump allows either."""
         top, landing = self.top, self.landing
         base, diagonal = self.geometry.base, self.geometry.diagonal
         for column in columns:
@@ -230,7 +231,8 @@ class KnightPanicEngine(Engine):
         return False
 
     def can_move(self, point) -> bool:
-        """Whether the unpinned knight on point has a jump (§3, §5.3)."""
+        """Whether the unpinned knight on point has a jump
+        (docs/spec/games/knightpanic.md §3, §5.3)."""
         landing = self.landing
         for _move, target, levels in self.geometry.jumps[point]:
             if landing[target] in levels:
