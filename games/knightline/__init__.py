@@ -7,21 +7,20 @@ its name for the whole game (docs/spec/games/knightline.md §1). The state store
 
 import functools
 import math
-import re
 from typing import NamedTuple
 
 from pbm import drawing, hookimpl
 from pbm.game import BaseGame, Flag, MoveError, Number, Outcome
 
-WHITE, BLACK, RED = 0, 1, 2
+from .engine import PLAYER_NAMES, WHITE, KnightLineEngine
+from .notation import CELL_RE, MISSING_K_RE, MOVE_RE, cell_text, leading_cell_text, move_text
+
 LETTERS = ("W", "B", "R")
 GREY_LETTER = "G"
 START_CELLS = ((0, 0), (1, 0), (0, -1))  # White, Black, Red (docs/spec/games/knightline.md §3)
 GREY_CELL = (0, 0)
 NEIGHBOURS = tuple((dx, dy) for dx in (-1, 0, 1) for dy in (-1, 0, 1) if dx or dy)
 KNIGHT_STEPS = ((1, 2), (2, 1), (2, -1), (1, -2), (-1, -2), (-2, -1), (-2, 1), (-1, 2))
-LINE_DIRECTIONS = ((1, 0), (0, 1), (1, 1), (1, -1))
-LINE_LENGTH = 4
 STACK_SIZES = range(10, 31)
 DEFAULT_STACK = 20
 # 5 characters of row label, 4 per cell and 4 of row label again: 16 cells fit in 76.
@@ -35,33 +34,7 @@ PICTURE_WIDTH = 600  # px at most; a small area gets cells of CELL_MAX px
 CELL_MAX = 44
 LABEL_ROOM = 30  # px for the coordinates on each side
 
-NUMBER = r"([+-]?\d{1,6})"
-
-
-def cell_pattern(group: int) -> str:
-    """x,y with optional, balanced parentheses; group is the number of its "(" group."""
-    return rf"(\()?{NUMBER},{NUMBER}(?({group})\))"
-
-
-CELL_RE = re.compile(cell_pattern(1))
-MOVE_RE = re.compile(rf"{cell_pattern(1)}/{cell_pattern(4)}/\+?(\d{{1,6}})")
-MISSING_K_RE = re.compile(rf"{cell_pattern(1)}/{cell_pattern(4)}/?")
-
 NOTATION_HINT = "write FROM/TO/K with cells as x,y, e.g. 0,0/2,1/1 moves 1 tile from 0,0 to 2,1"
-
-
-def cell_text(cell) -> str:
-    return f"{cell[0]},{cell[1]}"
-
-
-def leading_cell_text(cell) -> str:
-    """A move text may not start with "-" (server contract), so a cell left of x=0 that
-    opens a move is written in parentheses: (-1,0)/1,1/3."""
-    return f"({cell_text(cell)})" if cell[0] < 0 else cell_text(cell)
-
-
-def move_text(source, destination, count) -> str:
-    return f"{leading_cell_text(source)}/{cell_text(destination)}/{count}"
 
 
 def tiles(count) -> str:
@@ -123,7 +96,7 @@ class Table:
 class KnightLine(BaseGame):
     name = "knightline"
     display_name = "KnightLine"
-    player_names = ("White", "Black", "Red")
+    player_names = PLAYER_NAMES
     seat_symbols = LETTERS
     min_players = 2
     max_players = 3
@@ -179,7 +152,10 @@ class KnightLine(BaseGame):
             return None
         return Outcome(winners=tuple(state["winners"]), reason=state["reason"])
 
-    # -- rules ---------------------------------------------------------------------
+    # -- rules: all through the engine (games/knightline/engine.py) -----------------
+
+    def engine(self, state):
+        return KnightLineEngine.from_state(state)
 
     @staticmethod
     def _is_setup_turn(table, seat) -> bool:
@@ -190,27 +166,11 @@ class KnightLine(BaseGame):
     def _first_move_restricted(state, table, seat) -> bool:
         return state["players"] == 2 and seat == WHITE and len(table.stacks_of(WHITE)) == 1
 
-    def _has_move(self, table, seat) -> bool:
-        if self._is_setup_turn(table, seat):
-            return bool(table.setup_cells())
-        return any(
-            height >= 2 and table.destinations(cell) for cell, height in table.stacks_of(seat)
-        )
-
     def legal_moves(self, state, seat):
         if self.to_move(state) != seat:
             return []
-        table = Table(state)
-        if self._is_setup_turn(table, seat):
-            return [leading_cell_text(cell) for cell in table.setup_cells()]
-        restricted = self._first_move_restricted(state, table, seat)
-        return [
-            move_text(cell, destination, count)
-            for cell, height in table.stacks_of(seat)
-            if height >= 2
-            for destination in table.destinations(cell)
-            for count in ((1,) if restricted else range(1, height))
-        ]
+        engine = self.engine(state)
+        return [engine.move_text(move) for move in sorted(engine.moves_of(seat))]
 
     def can_pass(self, state, seat):
         return False
@@ -229,81 +189,14 @@ class KnightLine(BaseGame):
 
     def forced_move(self, state):
         seat = self.to_move(state)
-        if seat is None or self._has_move(Table(state), seat):
+        if seat is None or self.engine(state).has_move(seat):
             return None
         return "pass"
 
     def apply_move(self, state, seat, move):
-        table = Table(state)
-        new = dict(state, last=[seat, move], out=list(state["out"]))
-        if move == "pass":
-            if self._has_move(table, seat):
-                # The core passes for a seat that still has a move only once it has resigned
-                # or forfeited: from now on it is out and never stops the game.
-                new["out"] = sorted(set(new["out"]) | {seat})
-            self._advance(new, table, seat)
-            return new
-        if self._is_setup_turn(table, seat):
-            destination, height = self._cell(CELL_RE.fullmatch(move), 1), state["options"]["stack"]
-        else:
-            match = MOVE_RE.fullmatch(move)
-            source, destination, count = self._cell(match, 1), self._cell(match, 4), int(match[7])
-            table.stacks[source] = (seat, table.stacks[source][1] - count)
-            height = count
-        table.stacks[destination] = (seat, height)
-        new["stacks"] = sorted([x, y, owner, h] for (x, y), (owner, h) in table.stacks.items())
-        line = self._line_through(table, seat, destination, state["options"]["wildcard"])
-        if line is not None:
-            start, end, length = line
-            new.update(
-                to_move=None,
-                winners=[seat],
-                reason=f"{self.player_names[seat]} made a line of {length} from "
-                f"{cell_text(start)} to {cell_text(end)}",
-            )
-            return new
-        self._advance(new, table, seat)
-        return new
-
-    def _advance(self, new, table, mover):
-        """Give the turn to the next seat, or end a game nobody can go on with
-        (docs/spec/games/knightline.md §4.3)."""
-        names = self.player_names
-        following = (mover + 1) % new["players"]
-        if following in new["out"] or self._has_move(table, following):
-            new["to_move"] = following
-        elif new["players"] == 3:
-            new.update(to_move=None, winners=[], reason=f"{names[following]} cannot move: a draw")
-        elif self._has_move(table, mover):
-            new["to_move"] = following  # a forced pass, which forced_move supplies
-        else:
-            new.update(
-                to_move=None,
-                winners=[BLACK],
-                reason="neither player can move: a blocked game goes to Black",
-            )
-
-    @staticmethod
-    def _line_through(table, seat, cell, grey_is_wild):
-        """(first cell, last cell, length) of the longest own line through cell, if >= 4."""
-
-        def counts(place):
-            if place == table.grey:
-                return grey_is_wild
-            return place in table.stacks and table.stacks[place][0] == seat
-
-        best = None
-        for dx, dy in LINE_DIRECTIONS:
-            ends = []
-            for sign in (-1, 1):
-                x, y = cell
-                while counts((x + sign * dx, y + sign * dy)):
-                    x, y = x + sign * dx, y + sign * dy
-                ends.append((x, y))
-            length = max(abs(ends[1][0] - ends[0][0]), abs(ends[1][1] - ends[0][1])) + 1
-            if length >= LINE_LENGTH and (best is None or length > best[2]):
-                best = (ends[0], ends[1], length)
-        return best
+        engine = self.engine(state)
+        engine.play_as(seat, engine.parse_text(move))
+        return engine.state()
 
     # -- move input ------------------------------------------------------------------
 

@@ -8,25 +8,23 @@ Y = number - 1; the 2D game keeps every piece on level 1.
 
 import functools
 import math
-import re
 from typing import NamedTuple
 
 from pbm import drawing, hookimpl
 from pbm.game import BaseGame, MoveError, Number, Switch
 
-WHITE, BLACK = 0, 1
-SYMBOLS = ("o", "x")
-KNIGHT_STEPS = ((2, 4), (4, 2), (-2, 4), (-4, 2), (2, -4), (4, -2), (-2, -4), (-4, -2))
-DIAGONALS = ((-1, -1), (-1, 1), (1, -1), (1, 1))  # so that points come sorted by name
-# docs/spec/games/knightpanic.md §5.3: a knight jumps any distance sqrt(5), cells 1 apart and levels
-# sqrt(2)/2 apart, so a doubled offset (dX, dY) with level change dk satisfies dX^2 + dY^2 + 2 dk^2
-# = 20. The flat steps come first so that 2D move lists keep their order.
-LEVEL_CHANGES = (
-    {step: (0,) for step in KNIGHT_STEPS}
-    | {(3 * dx, 3 * dy): (1, -1) for dx, dy in DIAGONALS}
-    | {(dx, dy): (3, -3) for dx, dy in DIAGONALS}
+from .engine import (
+    BLACK,
+    DIAGONALS,
+    LEVEL_CHANGES,
+    MOVE_RE,
+    PLAYER_NAMES,
+    WHITE,
+    KnightPanicEngine,
+    cell_name,
 )
-MOVE_RE = re.compile(r"([a-z])(\d{1,2})-([a-z])(\d{1,2})")
+
+SYMBOLS = ("o", "x")
 
 # Pictures: White's knights white with a W, Black's black with a B; a pinned knight gets a
 # vermillion ring, a raised one its level in a badge, and is drawn smaller the higher it is.
@@ -44,10 +42,6 @@ SETUP_ROWS = {  # White's rows from the bottom; Black's mirror them
     6: ["oooooo", "oo..oo", "o....o"],
     7: ["ooooooo", "oo...oo", "o.....o"],
 }
-
-
-def cell_name(x: int, y: int) -> str:
-    return f"{chr(ord('a') + x)}{y + 1}"
 
 
 def highest_fillable_level(piece_count: int) -> int:
@@ -127,13 +121,6 @@ class Pieces:
     def pieces_of(self, seat) -> list[tuple[int, int, int]]:
         return sorted(point for point, owner in self.owner.items() if owner == seat)
 
-    def stuck(self, seat) -> list[tuple[int, int, int]]:
-        return [
-            point
-            for point in self.pieces_of(seat)
-            if not self.pinned(point) and next(self.targets(point), None) is None
-        ]
-
     def all_pinned(self, seat) -> bool:
         return all(self.pinned(point) for point in self.pieces_of(seat))
 
@@ -145,7 +132,7 @@ class Pieces:
 class KnightPanic(BaseGame):
     name = "knightpanic"
     display_name = "KnightPanic"
-    player_names = ("White", "Black")
+    player_names = PLAYER_NAMES
     seat_symbols = SYMBOLS
     min_players = 2
     max_players = 2
@@ -338,62 +325,21 @@ class KnightPanic(BaseGame):
             "onto level 2"
         )
 
+    # -- rules: all through the engine (games/knightpanic/engine.py) ----------------
+
+    def engine(self, state):
+        return KnightPanicEngine.from_state(state)
+
     def legal_moves(self, state, seat):
         if self.to_move(state) != seat:
             return []
-        board = Pieces(state)
-        return [
-            f"{cell_name(x, y)}-{cell_name(tx, ty)}"
-            for x, y, level in board.pieces_of(seat)
-            if not board.pinned((x, y, level))
-            for tx, ty, _target_level in board.targets((x, y, level))
-        ]
+        engine = self.engine(state)
+        return [engine.move_text(move) for move in sorted(engine.legal_moves())]
 
     def apply_move(self, state, seat, move):
-        match = MOVE_RE.fullmatch(move)
-        start = (ord(match.group(1)) - 97, int(match.group(2)) - 1)
-        end = (ord(match.group(3)) - 97, int(match.group(4)) - 1)
-        before = Pieces(state)
-        origin = (*start, before.highest[start])
-        target_level = before.lowest_empty(*end)
-        pieces = sorted(
-            [*end, target_level, owner] if (x, y, level) == origin else [x, y, level, owner]
-            for x, y, level, owner in state["pieces"]
-        )
-        new = dict(state, pieces=pieces, to_move=1 - seat, last=move)
-        self._judge(new, seat)
-        return new
-
-    def _judge(self, state, mover):
-        """docs/spec/games/knightpanic.md §4 and §5.4: set the winner and the reason if the move
-        ended the game."""
-        board = Pieces(state)
-        opponent = 1 - mover
-        if state["options"]["win_no_move"]:
-            for seat in (mover, opponent):
-                if board.all_pinned(seat):
-                    state["winner"] = seat
-                    state["reason"] = (
-                        f"all of {self.player_names[seat]}'s knights are pinned, "
-                        "which wins with -win_no_move"
-                    )
-                    return
-        theirs = self._stuck_reason(board, opponent)
-        mine = self._stuck_reason(board, mover)
-        if theirs and (not mine or not state["options"]["mover_loses"]):
-            state["winner"], state["reason"] = mover, theirs
-        elif mine:
-            state["winner"], state["reason"] = opponent, mine
-
-    def _stuck_reason(self, board, seat) -> str:
-        colour = self.player_names[seat]
-        if board.all_pinned(seat):
-            return f"all of {colour}'s knights are pinned"
-        stuck = [board.label(point) for point in board.stuck(seat)]
-        if not stuck:
-            return ""
-        knights = "knight" if len(stuck) == 1 else "knights"
-        return f"{colour}'s {knights} on {' and '.join(stuck)} cannot move"
+        engine = self.engine(state)
+        engine.play_as(seat, engine.parse_text(move))
+        return engine.state()
 
     # -- display ---------------------------------------------------------------------
 
