@@ -52,12 +52,8 @@ DEFAULTS = {
         "max_cleanup_age_hours": "26",
         "max_wal_megabytes": "256",
     },
-}
-# Keys pbm once accepted but never used: still refused (a key that does nothing must not
-# look as if it did), with the cure named. docs/reliability.md, "pbm.ini is strict".
-RETIRED = {
-    "web": "[web] base_url is no longer a setting of pbm.ini (no web view is built; it was "
-    "never read): delete the [web] section",
+    # `pbm web`, the read-only web view (docs/spec/server.md §11.8), behind a reverse proxy.
+    "web": {"host": "127.0.0.1", "port": "8080", "threads": "4"},
 }
 
 
@@ -74,6 +70,7 @@ TEXT_KEYS = {
     "broadcast.address",
     "smtp.security",
     "backup.dir",
+    "web.host",
 }
 CHOICES = {"smtp.security": ("none", "ssl", "starttls")}
 
@@ -180,12 +177,6 @@ def _read_ini(path: Path):
         raise ConfigError(" ".join(str(error).split())) from error
     problems = []
     for section in parser.sections():
-        if section in RETIRED:
-            # Every home `pbm init` made has the header with its keys commented out: that
-            # sets nothing and stays accepted; a key set in it is refused.
-            if parser.items(section, raw=True):
-                problems.append(RETIRED[section])
-            continue
         if section not in DEFAULTS:
             problems.append(f"unknown section [{section}]")
             continue

@@ -716,7 +716,9 @@ class Context:
     def render(self, template: str, **values) -> str:
         return self.server.render(template, **values)
 
-    def reply(self, subject: str, body: str, kind: str = "reply", board=None, token=True):
+    def reply(
+        self, subject: str, body: str, kind: str = "reply", board=None, token=True, attachments=()
+    ):
         """A direct answer to whoever sent the command; about `board`, it joins the board's
         thread and, with `token`, can be answered by a reply (docs/spec/server.md §11.3)."""
         to = [self.request.sender] if self.request.sender else []
@@ -724,7 +726,16 @@ class Context:
         if to:
             headers = (self.reply_headers if token else self.thread_headers)(board, self.userid)
         self.mails.append(
-            Mail(kind, subject, body, to, reply=True, to_sender=True, headers=headers)
+            Mail(
+                kind,
+                subject,
+                body,
+                to,
+                reply=True,
+                to_sender=True,
+                headers=headers,
+                attachments=tuple(attachments),
+            )
         )
 
     def mail_user(

@@ -42,6 +42,8 @@ class Mail:
     to_sender: bool = False
     headers: dict = field(default_factory=dict)
     wrap: bool = True  # False for a body that must arrive as written (exported JSON)
+    # (file name, MIME type, text) of each file sent along, unwrapped (a board's record)
+    attachments: tuple = ()
 
 
 def wrap_text(text: str, width: int = LINE_WIDTH) -> str:
@@ -94,6 +96,11 @@ def compose(config, mail: Mail, in_reply_to: str | None = None) -> EmailMessage:
             raise HeaderError(f"{name} would carry a control character")
     body = wrap_text(mail.body) if mail.wrap else mail.body
     message.set_content(body.rstrip("\n") + "\n", charset="utf-8")
+    for file_name, mime_type, text in mail.attachments:
+        maintype, subtype = mime_type.split("/")
+        message.add_attachment(
+            text.encode("utf-8"), maintype=maintype, subtype=subtype, filename=file_name
+        )
     return message
 
 
