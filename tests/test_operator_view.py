@@ -25,18 +25,15 @@ def test_every_ini_key_is_read_somewhere(key):
     assert f'"{key}"' in source or f'"{name}"' in source, key
 
 
-def test_web_base_url_is_gone_and_an_old_ini_naming_it_is_told_how_to_cure_it(tmp_path):
-    assert "[web]" not in default_ini_text() and "base_url" not in default_ini_text()
-    (tmp_path / "pbm.ini").write_text("[web]\nbase_url = https://games.example.org/\n")
-    with pytest.raises(
-        ConfigError,
-        match=r"\[web\] base_url is no longer a setting of pbm.ini"
-        r" .*delete the \[web\] section",
-    ):
+def test_an_unknown_web_key_is_refused_and_pbm_check_names_it(tmp_path):
+    """[web] holds the web view's keys (docs/spec/server.md §11.8); any other is refused."""
+    assert "[web]" in default_ini_text() and "# threads = 4" in default_ini_text()
+    (tmp_path / "pbm.ini").write_text("[web]\nbase_path = https://games.example.org/\n")
+    with pytest.raises(ConfigError, match=r"unknown key base_path in \[web\]"):
         Config.load(tmp_path)
     result = CliRunner().invoke(cli, ["--home", str(tmp_path), "check"])
     assert result.exit_code == 1
-    assert "problem: " in result.output and "[web] base_url is no longer" in result.output
+    assert "problem: " in result.output and "unknown key base_path in [web]" in result.output
 
 
 def test_an_ini_written_by_an_older_pbm_init_still_loads(tmp_path):

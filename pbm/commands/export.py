@@ -1,5 +1,5 @@
 """`export me`: a player's own data, mailed to them as JSON (docs/spec/server.md §3.2.4);
-`<game> export`: a board's record, mailed as an attachment (§11.6)."""
+`<game> export`: a board's record, mailed as an attachment (docs/spec/server.md §11.6)."""
 
 import json
 
