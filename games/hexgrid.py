@@ -14,9 +14,13 @@ read-only.
 """
 
 import functools
+import math
 import re
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Collection, Iterable, Mapping
+from typing import NamedTuple
+
+from pbm import drawing
 
 Cell = tuple[int, int]
 Symbols = Mapping[Cell, str] | Callable[[Cell], str]
@@ -493,3 +497,120 @@ def _separator(left_marked: bool, right_marked: bool) -> str:
     if left_marked:
         return "|" if right_marked else "]"
     return "[" if right_marked else " "
+
+
+# -- pictures (docs/spec/server.md §10.4): cells as pointy-top hexagons -------------------
+
+SQRT3 = math.sqrt(3)
+PICTURE_WIDTH = 600  # px: a hex board picture is this wide whatever its size
+
+
+def pixel_centre(cell: Cell, radius: float) -> tuple[float, float]:
+    """The centre of a cell's hexagon of the given circumradius, a1 (or A1) at (0, 0).
+
+    The same formula draws both shapes as their text pictures do: on the rhombus each row
+    starts half a cell further right than the one above; on the hexhex board a higher
+    number is higher up and its row starts half a cell further left.
+    """
+    q, r = cell
+    return radius * SQRT3 * (q + r / 2), radius * 1.5 * r
+
+
+def hexagon(centre: tuple[float, float], radius: float) -> tuple[tuple[float, float], ...]:
+    """The six corners of a pointy-top hexagon, clockwise from the lower right."""
+    x, y = centre
+    return tuple(
+        (
+            x + radius * math.cos(math.radians(30 + 60 * k)),
+            y + radius * math.sin(math.radians(30 + 60 * k)),
+        )
+        for k in range(6)
+    )
+
+
+def side(
+    centre: tuple[float, float], radius: float, direction: int
+) -> tuple[tuple[float, float], ...]:
+    """The two corners of a hexagon's side facing the neighbour in the given direction."""
+    dx, dy = pixel_centre(DIRECTIONS[direction], 1.0)
+    facing = math.degrees(math.atan2(dy, dx))
+    x, y = centre
+    return tuple(
+        (
+            x + radius * math.cos(math.radians(facing + turn)),
+            y + radius * math.sin(math.radians(facing + turn)),
+        )
+        for turn in (-30, 30)
+    )
+
+
+class HexPicture(NamedTuple):
+    """A hex board laid out for pictures: the drawing.Board, and per cell its centre and
+    hexagon in pixels, and the circumradius of a cell."""
+
+    board: drawing.Board
+    centres: dict[Cell, tuple[float, float]]
+    hexagons: dict[Cell, tuple[tuple[float, float], ...]]
+    radius: float
+
+    @property
+    def piece_radius(self) -> float:
+        """A piece leaves a rim of its cell free, where the last move's highlight shows."""
+        return self.radius * 0.64
+
+
+@functools.cache
+def hex_picture(board: HexBoard, edge_colours: tuple[str | None, ...] = ()) -> HexPicture:
+    """The picture of a board: its cells, and the letters and numbers at both ends of every
+    line, one step beyond the last cell. edge_colours colours the outer sides of edge i
+    (board.edges order; None leaves an edge plain), e.g. the edges each side must join."""
+    spots: dict[Cell, str] = {}
+    names = {cell: _NAME_RE.fullmatch(board.name(cell)).groups() for cell in board.cells}
+    # numbers first, at both ends of their rows; then letters at both ends of their lines,
+    # a step further out where a number already stands (the hexhex board's slanted sides)
+    for index, directions in ((1, (3, 0)), (0, (2, 5))):
+        for cell, name in names.items():
+            for direction in directions:
+                beyond = step(cell, direction)
+                if beyond in board:
+                    continue
+                while spots.get(beyond, name[index]) != name[index]:
+                    beyond = step(beyond, direction)
+                spots[beyond] = name[index]
+    label_spots = list(spots.items())
+    unit_spots = [pixel_centre(cell, 1.0) for cell in board.cells]
+    unit_spots += [pixel_centre(spot, 1.0) for spot, _ in label_spots]
+    left = min(x for x, _ in unit_spots) - 1.0
+    top = min(y for _, y in unit_spots) - 1.0
+    span_x = max(x for x, _ in unit_spots) + 1.0 - left
+    span_y = max(y for _, y in unit_spots) + 1.0 - top
+    radius = PICTURE_WIDTH / span_x
+
+    def place(cell: Cell) -> tuple[float, float]:
+        x, y = pixel_centre(cell, radius)
+        return x - left * radius, y - top * radius
+
+    centres = {cell: place(cell) for cell in board.cells}
+    hexagons = {cell: hexagon(centre, radius) for cell, centre in centres.items()}
+    lines = []
+    for edge, colour in zip(board.edges, edge_colours):
+        if colour is None:
+            continue
+        middle = sorted(edge, key=board.sort_key)[len(edge) // 2]
+        outward = [d for d in range(6) if step(middle, d) not in board]
+        for cell in edge:
+            for direction in outward:
+                if step(cell, direction) not in board:
+                    start, end = side(centres[cell], radius, direction)
+                    lines.append(drawing.Line(start, end, colour, max(3.0, radius / 4)))
+    labels = tuple(
+        drawing.Text(*place(spot), text, min(16.0, radius * 0.8)) for spot, text in label_spots
+    )
+    picture = drawing.Board(
+        width=PICTURE_WIDTH,
+        height=math.ceil(span_y * radius),
+        cells=tuple(drawing.Polygon(hexagons[cell], drawing.CELL) for cell in board.cells),
+        lines=tuple(lines),
+        labels=labels,
+    )
+    return HexPicture(picture, centres, hexagons, radius)

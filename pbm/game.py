@@ -272,6 +272,15 @@ class BaseGame(ABC):
     def forced_move(self, state: State) -> str | None:
         return None
 
+    def drawing(self, state: State, perspective: int | None, last_move: str | None):
+        """The board picture (a pbm.drawing.Drawing) or None to stay text only.
+
+        perspective is a seat, or None for a spectator: show exactly what render_board
+        shows that perspective. last_move is the canonical text of the last ply, or None; its
+        cells are highlighted. pbm/pictures.py turns the Drawing into SVG and PNG.
+        """
+        return None
+
     def engine(self, state: State):
         """A mutable position for search (pbm/engine.py); a game may return a faster one."""
         from .engine import ContractEngine  # deferred: only robots and benchmarks search

@@ -5,10 +5,12 @@ its name for the whole game (docs/spec/games/knightline.md §1). The state store
 [x, y, seat, height], sorted by cell, and the grey tile of the promotion variants as [x, y].
 """
 
+import functools
 import math
 import re
+from typing import NamedTuple
 
-from pbm import hookimpl
+from pbm import drawing, hookimpl
 from pbm.game import BaseGame, Flag, MoveError, Number, Outcome
 
 WHITE, BLACK, RED = 0, 1, 2
@@ -24,6 +26,14 @@ STACK_SIZES = range(10, 31)
 DEFAULT_STACK = 20
 # 5 characters of row label, 4 per cell and 4 of row label again: 16 cells fit in 76.
 PANEL_COLUMNS = 16
+
+# Pictures: each seat's stacks have their own shape and colour, the height written on them.
+SEAT_SHAPES = ("disc", "square", "diamond")
+SEAT_FILLS = (drawing.WHITE, drawing.BLACK, drawing.VERMILLION)
+SEAT_INK = (drawing.INK, drawing.WHITE, drawing.WHITE)
+PICTURE_WIDTH = 600  # px at most; a small area gets cells of CELL_MAX px
+CELL_MAX = 44
+LABEL_ROOM = 30  # px for the coordinates on each side
 
 NUMBER = r"([+-]?\d{1,6})"
 
@@ -451,6 +461,73 @@ class KnightLine(BaseGame):
             lines.append(header)
         return lines
 
+    def drawing(self, state, perspective, last_move):
+        """Open information: every reader sees the same picture, the occupied area and a
+        margin of one cell, as on the text board."""
+        table = Table(state)
+        occupied = list(table.stacks) + ([table.grey] if table.grey is not None else [])
+        xs = [x for x, _ in occupied]
+        ys = [y for _, y in occupied]
+        grid = _grid_picture(min(xs) - 1, max(xs) + 1, min(ys) - 1, max(ys) + 1)
+        side = grid.side
+
+        def centre(cell):
+            return grid.left + (cell[0] - grid.first_x + 0.5) * side, grid.top + (
+                grid.last_y - cell[1] + 0.5
+            ) * side
+
+        pieces = []
+        if table.grey is not None:
+            pieces.append(
+                drawing.Piece(
+                    *centre(table.grey), side * 0.4, drawing.GREY, GREY_LETTER, "#000000", "square"
+                )
+            )
+        for cell, (seat, height) in sorted(table.stacks.items()):
+            pieces.append(
+                drawing.Piece(
+                    *centre(cell),
+                    side * 0.4,
+                    SEAT_FILLS[seat],
+                    str(height),
+                    SEAT_INK[seat],
+                    SEAT_SHAPES[seat],
+                )
+            )
+        marked = sorted(self._move_cells(last_move)) if last_move else []
+        highlights = tuple(
+            drawing.highlight(
+                drawing.square(
+                    grid.left + (x - grid.first_x) * side, grid.top + (grid.last_y - y) * side, side
+                )
+            )
+            for x, y in marked
+            if grid.first_x <= x <= grid.last_x and grid.first_y <= y <= grid.last_y
+        )
+        notes = self.notes(state)
+        situation = [line for line in notes if line.startswith(("Set-up", "White's first"))]
+        seats = ", ".join(
+            f"{self.player_names[seat]} {SEAT_SHAPES[seat]}" for seat in range(state["players"])
+        )
+        grey = (
+            " G: the grey tile "
+            + ("(blocks lines)" if state["options"]["blocker"] else "(wildcard)")
+            if table.grey is not None
+            else ""
+        )
+        legend = [f"Stacks: {seats}; the number is the height;{grey} yellow: last move", *situation]
+        return drawing.Drawing(
+            board=grid.board, pieces=tuple(pieces), highlights=highlights, legend="\n".join(legend)
+        )
+
+    @staticmethod
+    def _move_cells(move) -> set[tuple[int, int]]:
+        found = MOVE_RE.fullmatch(move)
+        if found:
+            return {KnightLine._cell(found, 1), KnightLine._cell(found, 4)}
+        found = CELL_RE.fullmatch(move)
+        return {KnightLine._cell(found, 1)} if found else set()
+
     @staticmethod
     def last_cells(state) -> set[tuple[int, int]]:
         """The cells the last move named: FROM and TO, or the set-up cell."""
@@ -490,6 +567,46 @@ class KnightLine(BaseGame):
             shown = "passed" if move == "pass" else move
             lines.append(f"Last move: {names[mover]} {shown}")
         return lines
+
+
+class GridPicture(NamedTuple):
+    """The picture of a part of the unbounded board: its drawing.Board and where cells go."""
+
+    board: drawing.Board
+    first_x: int
+    last_x: int
+    first_y: int
+    last_y: int
+    side: float  # px of a cell
+    left: float  # px of the left edge of column first_x
+    top: float  # px of the top edge of row last_y
+
+
+@functools.lru_cache(maxsize=64)
+def _grid_picture(first_x: int, last_x: int, first_y: int, last_y: int) -> GridPicture:
+    """Squares in a checkered pattern, x written above and below, y on both sides."""
+    columns, rows = last_x - first_x + 1, last_y - first_y + 1
+    side = min(CELL_MAX, (PICTURE_WIDTH - 2 * LABEL_ROOM) / columns)
+    left, top = LABEL_ROOM, LABEL_ROOM * 0.8
+    width = math.ceil(2 * left + columns * side)
+    height = math.ceil(2 * top + rows * side)
+    cells, labels = [], []
+    size = min(14.0, side * 0.45)
+    for column, x in enumerate(range(first_x, last_x + 1)):
+        for row, y in enumerate(range(last_y, first_y - 1, -1)):
+            fill = drawing.CELL if (x + y) % 2 == 0 else drawing.CELL_DARK
+            cells.append(
+                drawing.Polygon(drawing.square(left + column * side, top + row * side, side), fill)
+            )
+        middle = left + (column + 0.5) * side
+        labels.append(drawing.Text(middle, top / 2, str(x), size))
+        labels.append(drawing.Text(middle, height - top / 2, str(x), size))
+    for row, y in enumerate(range(last_y, first_y - 1, -1)):
+        middle = top + (row + 0.5) * side
+        labels.append(drawing.Text(left / 2, middle, str(y), size))
+        labels.append(drawing.Text(width - left / 2, middle, str(y), size))
+    board = drawing.Board(width, height, tuple(cells), labels=tuple(labels))
+    return GridPicture(board, first_x, last_x, first_y, last_y, side, left, top)
 
 
 @hookimpl

@@ -6,9 +6,12 @@ points of the 3D variant. A piece is stored as [X, Y, level, seat] with X = lett
 Y = number - 1; the 2D game keeps every piece on level 1.
 """
 
+import functools
+import math
 import re
+from typing import NamedTuple
 
-from pbm import hookimpl
+from pbm import drawing, hookimpl
 from pbm.game import BaseGame, MoveError, Number, Switch
 
 WHITE, BLACK = 0, 1
@@ -24,6 +27,16 @@ LEVEL_CHANGES = (
     | {(dx, dy): (3, -3) for dx, dy in DIAGONALS}
 )
 MOVE_RE = re.compile(r"([a-z])(\d{1,2})-([a-z])(\d{1,2})")
+
+# Pictures: White's knights white with a W, Black's black with a B; a pinned knight gets a
+# vermillion ring, a raised one its level in a badge, and is drawn smaller the higher it is.
+PIECE_FILLS = (drawing.WHITE, drawing.BLACK)
+PIECE_LETTERS = ("W", "B")
+LETTER_COLOURS = (drawing.INK, drawing.WHITE)
+PINNED_RING = drawing.VERMILLION
+PICTURE_WIDTH = 600
+CELL_MAX = 72  # px
+LABEL_ROOM = 30  # px for the coordinates on each side
 
 SETUP_ROWS = {  # White's rows from the bottom; Black's mirror them
     4: ["oooo"],
@@ -487,6 +500,44 @@ class KnightPanic(BaseGame):
         coordinates = self._coordinate_range(state, lower)
         return " ".join(chr(ord("a") + x) for x in range(coordinates[0], coordinates[-1] + 1))
 
+    def drawing(self, state, perspective, last_move):
+        """Open information: every reader sees the same picture. In 3D a raised knight
+        stands between the four points under it, as the text board shows it."""
+        board = Pieces(state)
+        grid = _grid_picture(board.size, board.three_d)
+        side = grid.side
+        pieces = []
+        for x, y, level in sorted(board.owner, key=lambda point: point[2]):
+            seat = board.owner[(x, y, level)]
+            pieces.append(
+                drawing.Piece(
+                    *grid.centre(x, y),
+                    side * max(0.16, 0.42 - 0.07 * (level - 1)),
+                    PIECE_FILLS[seat],
+                    PIECE_LETTERS[seat],
+                    LETTER_COLOURS[seat],
+                    ring=PINNED_RING if board.pinned((x, y, level)) else None,
+                    badge=str(level) if level > 1 else "",
+                )
+            )
+        highlights = ()
+        if last_move:
+            match = MOVE_RE.fullmatch(last_move)
+            ends = ((match.group(1), match.group(2)), (match.group(3), match.group(4)))
+            highlights = tuple(
+                drawing.highlight(grid.square(ord(letter) - ord("a"), int(number) - 1))
+                for letter, number in ends
+            )
+        legend = "W B: White, Black knight; yellow squares: the last move (from and to)"
+        if board.three_d:
+            legend += (
+                "\nRinged: pinned (a knight rests on it); badge: the level of a raised knight; "
+                "dots: points of level 2"
+            )
+        return drawing.Drawing(
+            board=grid.board, pieces=tuple(pieces), highlights=highlights, legend=legend
+        )
+
     def last_mover(self, state) -> str:
         return self.player_names[1 - state["to_move"]]
 
@@ -495,6 +546,66 @@ def _separator(left_marked: bool, right_marked: bool) -> str:
     if left_marked:
         return "|" if right_marked else "]"
     return "[" if right_marked else " "
+
+
+class GridPicture(NamedTuple):
+    """The picture of a board: its drawing.Board and where the doubled coordinates go."""
+
+    board: drawing.Board
+    side: float  # px of a cell
+    left: float  # px of the board's left edge
+    top: float  # px of the board's top edge
+    size: int
+
+    def centre(self, x: int, y: int) -> tuple[float, float]:
+        """The pixel of a point: a cell's centre, or the corner between four cells."""
+        return (
+            self.left + (x / 2 + 0.5) * self.side,
+            self.top + (self.size - 0.5 - y / 2) * self.side,
+        )
+
+    def square(self, x: int, y: int) -> tuple[tuple[float, float], ...]:
+        """A cell-sized square round a point, to highlight it."""
+        cx, cy = self.centre(x, y)
+        half = self.side / 2
+        return drawing.square(cx - half, cy - half, self.side)
+
+
+@functools.cache
+def _grid_picture(size: int, three_d: bool) -> GridPicture:
+    """The n x n cells, the files and ranks on every side; in 3D also the raised points'
+    letters and numbers (smaller) and a dot on every point of level 2."""
+    side = min(CELL_MAX, (PICTURE_WIDTH - 2 * LABEL_ROOM) / size)
+    left = top = LABEL_ROOM
+    extent = math.ceil(2 * LABEL_ROOM + size * side)
+    grid = GridPicture(None, side, left, top, size)
+    cells = []
+    for column in range(size):
+        for row in range(size):
+            fill = drawing.CELL if (column + row) % 2 else drawing.CELL_DARK
+            cells.append(drawing.Polygon(grid.square(2 * column, 2 * row), fill))
+    labels = []
+    coordinates = range(2 * size - 1) if three_d else range(0, 2 * size - 1, 2)
+    for coordinate in coordinates:
+        raised = coordinate % 2 == 1
+        text_size = min(15.0, side * 0.3) * (0.8 if raised else 1.0)
+        colour = drawing.GRID if raised else drawing.INK
+        x, _ = grid.centre(coordinate, 0)
+        _, y = grid.centre(0, coordinate)
+        letter, number = chr(ord("a") + coordinate), str(coordinate + 1)
+        for spot_y in (top / 2, extent - top / 2):
+            labels.append(drawing.Text(x, spot_y, letter, text_size, colour))
+        for spot_x in (left / 2, extent - left / 2):
+            labels.append(drawing.Text(spot_x, y, number, text_size, colour))
+    marks = []
+    if three_d:
+        marks = [
+            drawing.Piece(*grid.centre(x, y), max(2.0, side * 0.05), drawing.GRID)
+            for x in range(1, 2 * size - 2, 2)
+            for y in range(1, 2 * size - 2, 2)
+        ]
+    board = drawing.Board(extent, extent, tuple(cells), marks=tuple(marks), labels=tuple(labels))
+    return grid._replace(board=board)
 
 
 @hookimpl

@@ -14,8 +14,8 @@ canonical text of the last move or "pass" (None at the start); "winner" is the w
 import re
 from collections import Counter
 
-from games.hexgrid import Cell, RhombusBoard, cells_between, line_direction
-from pbm import hookimpl
+from games.hexgrid import Cell, RhombusBoard, cells_between, hex_picture, line_direction
+from pbm import drawing, hookimpl
 from pbm.game import BaseGame, MoveError, Number
 
 WHITE, BLACK = 0, 1
@@ -25,6 +25,12 @@ STACK_SYMBOLS = ("W", "B")
 VACANT = "."
 OWNER = {"w": WHITE, "W": WHITE, "b": BLACK, "B": BLACK}
 MIN_SIZE, MAX_SIZE, DEFAULT_SIZE = 9, 14, 11
+# Pictures: White's pieces white with a W, Black's black with a B; a knight is a disc, a
+# stack a square. White's edges are drawn grey (white would not show), Black's black.
+PIECE_FILLS = (drawing.WHITE, drawing.BLACK)
+PIECE_LETTERS = ("W", "B")
+LETTER_COLOURS = (drawing.INK, drawing.WHITE)
+EDGE_COLOURS = (drawing.GREY, drawing.BLACK, drawing.GREY, drawing.BLACK)  # top right bottom left
 # friendly pieces at a knight's move needed to place a stack (docs/spec/games/knightvision.md §4.1)
 STACK_THRESHOLD = 3
 
@@ -307,6 +313,40 @@ class KnightVision(BaseGame):
         written = [] if last in (None, "pass") else re.findall(CELL, last)
         marks = [position.board.parse(name) for name in written]
         return position.board.draw(position.pieces, marks=marks)
+
+    def drawing(self, state, perspective, last_move):
+        """Everything is open (no hidden information): the same picture for every reader."""
+        position = Position(state)
+        picture = hex_picture(position.board, EDGE_COLOURS)
+        radius = picture.piece_radius
+        pieces = []
+        for cell, symbol in position.pieces.items():
+            seat = OWNER[symbol]
+            x, y = picture.centres[cell]
+            shape = "square" if symbol in STACK_SYMBOLS else "disc"
+            pieces.append(
+                drawing.Piece(
+                    x,
+                    y,
+                    radius,
+                    PIECE_FILLS[seat],
+                    PIECE_LETTERS[seat],
+                    LETTER_COLOURS[seat],
+                    shape,
+                )
+            )
+        named = [] if last_move in (None, "pass") else re.findall(CELL, last_move)
+        marked = [position.board.parse(name) for name in named]
+        return drawing.Drawing(
+            board=picture.board,
+            pieces=tuple(pieces),
+            highlights=tuple(drawing.highlight(picture.hexagons[cell]) for cell in marked),
+            legend=(
+                "W B: White, Black; disc: knight, square: stack (knight with an axe); "
+                "yellow cells: last move\n"
+                "White joins top-bottom (grey edges), Black left-right (black edges)"
+            ),
+        )
 
     @staticmethod
     def last_column(state) -> str:

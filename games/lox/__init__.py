@@ -14,8 +14,8 @@ each.
 import functools
 import re
 
-from games.hexgrid import Cell, RhombusBoard, opposite
-from pbm import hookimpl
+from games.hexgrid import Cell, RhombusBoard, hex_picture, opposite
+from pbm import drawing, hookimpl
 from pbm.game import BaseGame, Flag, MoveError, Number
 
 RED, BLUE = 0, 1
@@ -24,6 +24,11 @@ STONES = ("R", "B")
 CONTROL_MARKS = ("+", "-")  # not r/b: a mark must not look like a stone (R, B)
 MIN_SIZE, MAX_SIZE, DEFAULT_SIZE = 9, 19, 11
 MOVE_RE = re.compile(r"(x?)([a-z][0-9]+)")
+# Pictures: a stone carries its seat's letter; a control mark is a small square (Red) or
+# diamond (Blue), so shape tells them apart as well as colour (Okabe-Ito vermillion, blue).
+SEAT_COLOURS = (drawing.VERMILLION, drawing.BLUE)
+MARK_SHAPES = ("square", "diamond")
+EDGE_COLOURS = SEAT_COLOURS * 2  # top, right, bottom, left: Red joins top-bottom
 
 
 def last_column(size: int) -> str:
@@ -323,6 +328,47 @@ class Lox(BaseGame):
             options=state["options"],
             show_control=shown,
         ).strip("\n")
+
+    def drawing(self, state, perspective, last_move):
+        """Open information: every reader sees the same picture, with the control marks when
+        the board's -control option asks for them, as the text board does."""
+        board = self.board(state)
+        picture = hex_picture(board, EDGE_COLOURS)
+        show_control = state["options"]["control"]
+        rows, seen = state["board"], state["seen"]
+        pieces = []
+        for q, r, needed, _name in _cell_table(board.size):
+            x, y = picture.centres[(q, r)]
+            content = rows[r][q]
+            if content != EMPTY:
+                seat = STONES.index(content)
+                pieces.append(
+                    drawing.Piece(
+                        x, y, picture.piece_radius, SEAT_COLOURS[seat], content, drawing.WHITE
+                    )
+                )
+            elif show_control:
+                # controller() read straight from the seen counts: this runs for every cell
+                holder = next((s for s in (RED, BLUE) if int(seen[s][r][q]) >= needed), None)
+                if holder is not None:
+                    pieces.append(
+                        drawing.Piece(
+                            x,
+                            y,
+                            picture.radius * 0.3,
+                            SEAT_COLOURS[holder],
+                            shape=MARK_SHAPES[holder],
+                        )
+                    )
+        marked = [] if last_move in (None, "pass") else [board.parse(last_move.removeprefix("x"))]
+        control = "; small square, diamond: empty cell Red, Blue controls" if show_control else ""
+        return drawing.Drawing(
+            board=picture.board,
+            pieces=tuple(pieces),
+            highlights=tuple(drawing.highlight(picture.hexagons[cell]) for cell in marked),
+            legend=f"R B: Red, Blue stone{control}; yellow cell: last move\n"
+            "Red joins top-bottom (vermillion edges), Blue left-right (blue edges)",
+        )
 
     def picture(self, state, show_control: bool) -> str:
         board = self.board(state)

@@ -14,8 +14,8 @@ import textwrap
 from collections.abc import Iterator
 from typing import NamedTuple
 
-from games.hexgrid import Cell, HexHexBoard, is_knight_move, line_direction, step
-from pbm import hookimpl
+from games.hexgrid import Cell, HexHexBoard, hex_picture, is_knight_move, line_direction, step
+from pbm import drawing, hookimpl
 from pbm.game import BaseGame, MoveError, Number, Outcome
 
 WHITE, BLACK = 0, 1
@@ -29,6 +29,12 @@ DEFAULT_SIZE = 6
 PHASE_TWO_AXES = {5: 4, 6: 6, 7: 8}
 AXE_FRIENDS = 3  # own stones a knight's move away that give an arriving stone an axe
 LINE_WIDTH = 76
+# Pictures: White's pieces white with a W, Black's black with a B; a stone is a disc, a
+# double (a stone with an axe) a square.
+PIECE_FILLS = (drawing.WHITE, drawing.BLACK)
+PIECE_LETTERS = ("W", "B")
+LETTER_COLOURS = (drawing.INK, drawing.WHITE)
+CANONICAL_CELL_RE = re.compile(r"[A-Z]\d+")  # "x" of a capture is lower case
 
 REMOVAL = "rem"
 REMOVAL_WORD = r"(?:remove|rem)"
@@ -522,6 +528,31 @@ class Uknight(BaseGame):
         last = state["last"]
         marks = [] if last is None else [position.board.parse(name) for name in last["cells"]]
         return position.board.draw(position.pieces, marks=marks)
+
+    def drawing(self, state, perspective, last_move):
+        """Open information: every reader sees the same picture. The legend carries the
+        status line of the text board (phase and axes)."""
+        position = Position(state)
+        picture = hex_picture(position.board)
+        radius = picture.piece_radius
+        pieces = []
+        for cell, symbol in position.pieces.items():
+            seat = OWNER[symbol]
+            shape = "square" if symbol in DOUBLE else "disc"
+            letter = PIECE_LETTERS[seat]
+            x, y = picture.centres[cell]
+            pieces.append(
+                drawing.Piece(x, y, radius, PIECE_FILLS[seat], letter, LETTER_COLOURS[seat], shape)
+            )
+        named = [] if last_move is None else CANONICAL_CELL_RE.findall(last_move)
+        marked = [position.board.parse(name) for name in named]
+        return drawing.Drawing(
+            board=picture.board,
+            pieces=tuple(pieces),
+            highlights=tuple(drawing.highlight(picture.hexagons[cell]) for cell in marked),
+            legend="W B: White, Black; disc: stone, square: double (a stone with an axe); "
+            f"yellow cells: last move\n{self.status_line(state)}",
+        )
 
     def report_lines(self, state) -> list[str]:
         """What the last turn did (docs/spec/games/uknight.md §8: removed stones, new doubles),
