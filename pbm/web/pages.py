@@ -9,6 +9,7 @@ from ..boardrecord import record_json, record_text
 from ..boards import Board
 from ..clock import show_duration, show_time
 from ..commands.ranking import standings_tables
+from ..pictures import board_svg
 from ..position import replay
 from ..summary import options_line, shown_text, state_line, timing_lines
 
@@ -40,11 +41,7 @@ class Reading:
 
 
 def picture(game, state, last_move=None) -> str | None:
-    """The board as inline SVG, or None for a game without a drawing."""
-    try:
-        from ..pictures import board_svg
-    except ImportError:  # built on another branch (docs/spec/server.md §11.8)
-        return None
+    """The board as a spectator sees it, as inline SVG; None for a game without a drawing."""
     return board_svg(game, state, None, last_move)
 
 
