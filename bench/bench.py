@@ -7,6 +7,8 @@
    the same with 100 boards.
 4. Every game: legal-move generation and random playouts per second from the start, and
    the slowest legal-move listing met in random playouts.
+5. The web view (bench/web.py): requests per second of a board page with 100,000 boards,
+   next to the stylesheet from the same server.
 
 Options: --quick (smaller numbers, for a smoke run), --markdown FILE (write the figures).
 """
@@ -462,7 +464,7 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--markdown")
-    parser.add_argument("--only", help="comma-separated: pipe, serve, scaling, engines")
+    parser.add_argument("--only", help="comma-separated: pipe, serve, scaling, engines, web")
     parser.add_argument("--send", nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.send:
@@ -471,7 +473,7 @@ def main():
     print(f"machine: {machine()}", flush=True)
     with tempfile.TemporaryDirectory(prefix="pbm-bench-") as tmp:
         work = Path(tmp)
-        wanted = args.only or "pipe,serve,scaling,engines"
+        wanted = args.only or "pipe,serve,scaling,engines,web"
         if "pipe" in wanted:
             per_message_cost(work, 11 if args.quick else 31)
         if "serve" in wanted:
@@ -486,6 +488,10 @@ def main():
             )
         if "engines" in wanted:
             engines(3 if args.quick else 20)
+        if "web" in wanted:
+            from web import web
+
+            web(report, args.quick)
     if args.markdown:
         write_markdown(Path(args.markdown))
 

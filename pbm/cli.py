@@ -473,6 +473,8 @@ def serve(obj, host, port):
 def web(obj, host, port, threads):
     """Serve the read-only web view with waitress, until stopped (docs/spec/server.md §11.8)."""
     # deferred: start-up speed of the pbm command
+    import logging
+
     import waitress
 
     from .failures import TransientError
@@ -481,6 +483,8 @@ def web(obj, host, port, threads):
 
     config = obj["config"]
     setup_logging(config)
+    # waitress's own notices (a queue of waiting requests, say) go to pbm's log too.
+    logging.getLogger("waitress").handlers = logging.getLogger("pbm").handlers
     host = host or config.get("web.host")
     port = port or config.number("web.port")
     try:

@@ -72,7 +72,10 @@ class WebView:
         self._local = threading.local()
         if not config.db_path.exists():
             raise TransientError(f"No database at {config.db_path}: run `pbm init`")
-        pending = self._server().pending_migrations()
+        server = self._server()
+        # Every plugin loaded here, once, before server threads look games up at once.
+        len(server.games)
+        pending = server.pending_migrations()
         if pending:
             raise TransientError(f"{len(pending)} migrations pending: run `pbm migrate`")
 

@@ -10,7 +10,7 @@ from ..boards import Board
 from ..clock import show_duration, show_time
 from ..commands.ranking import standings_tables
 from ..pictures import board_svg
-from ..position import replay
+from ..position import replay, seats_after
 from ..summary import options_line, shown_text, state_line, timing_lines
 
 PAGE_SIZE = 50
@@ -69,16 +69,22 @@ def _paging(page: int, total: int, url: str) -> dict:
 
 
 def board_line(reading, row) -> dict:
-    """One row of a board table."""
-    board = Board(reading, row)
-    position = board.position
-    result = board.result()
+    """One row of a board table. A finished board's state line is its stored result, so
+    its position needs no replay of the game (an archived board has no snapshot)."""
+    store = reading.store
+    game = reading.server.game_for_board(row.game)
+    result = store.ratings.board_result(row.id) if row.status != "active" else None
+    if result is None:
+        position = Board(reading, row).position
+    else:
+        userids = store.boards.seat_userids(row.id)
+        position = seats_after(game, None, userids, store.boards.plies(row.id))
     return {
-        "game": board.game.display_name,
-        "url": f"/{board.game.name}/{row.number}",
+        "game": game.display_name,
+        "url": f"/{game.name}/{row.number}",
         "number": row.number,
         "players": list(position.holders),
-        "state": state_line(board, position, result),
+        "state": state_line(row, position, result),
         "moves": position.plies_made,
         "last_move": show_time(row.last_move_at),
         "archived": row.archived_at is not None,
@@ -214,7 +220,7 @@ def board(reading, board, ply: int | None) -> dict:
         "previous_url": f"{url}?ply={shown - 1}" if shown > 0 else None,
         "next_url": f"{url}?ply={shown + 1}" if shown < made else None,
         "picture": drawing,
-        "text_board": game.render_board(position.state, None),
+        "text_board": game.render_board(position.state, None) if drawing is None else "",
         "moves": moves,
         "comment": comment,
         "has_picture": drawing is not None,
