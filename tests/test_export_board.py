@@ -1,5 +1,5 @@
 """`<game> export B [txt|json]`: a board's record mailed as an attachment
-(docs/spec/server.md §11.6), the same file the web view serves (§11.8)."""
+(docs/spec/server.md §11.6), the same file the web view serves (docs/spec/server.md §11.8)."""
 
 import json
 
