@@ -34,6 +34,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from click.testing import CliRunner  # noqa: E402
+from pictures import pictures  # noqa: E402  (bench/pictures.py, beside this script)
 
 from pbm.cli import cli  # noqa: E402
 
@@ -473,7 +474,11 @@ def main():
     print(f"machine: {machine()}", flush=True)
     with tempfile.TemporaryDirectory(prefix="pbm-bench-") as tmp:
         work = Path(tmp)
+<<<<<<< HEAD
         wanted = args.only or "pipe,serve,scaling,engines,web"
+=======
+        wanted = args.only or "pipe,serve,scaling,engines,pictures"
+>>>>>>> pictures
         if "pipe" in wanted:
             per_message_cost(work, 11 if args.quick else 31)
         if "serve" in wanted:
@@ -488,10 +493,15 @@ def main():
             )
         if "engines" in wanted:
             engines(3 if args.quick else 20)
+<<<<<<< HEAD
         if "web" in wanted:
             from web import web
 
             web(report, args.quick)
+=======
+        if "pictures" in wanted:
+            pictures(report, args.quick)
+>>>>>>> pictures
     if args.markdown:
         write_markdown(Path(args.markdown))
 

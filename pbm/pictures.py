@@ -21,7 +21,8 @@ LEGEND_LINE = 18  # px per legend line
 LEGEND_MARGIN = 8  # px between the legend and the left edge
 BADGE = "#ffffff"  # the disc behind a piece's badge
 OUTLINE = "#333333"  # the thin outline of every piece, so a white piece shows on a pale cell
-SUPERSAMPLE = 4  # shapes are drawn this many times larger, then shrunk: smooth edges
+SUPERSAMPLE = 4  # pieces are drawn this many times larger, then shrunk: smooth edges
+BACKGROUND_SUPERSAMPLE = 2  # the same for the board: enough for straight edges, 4x cheaper
 PNG_COMPRESSION = 1  # zlib level: level 1 costs a fraction of the default and is barely bigger
 
 
@@ -38,13 +39,37 @@ def board_png(game, state, perspective=None, last_move=None) -> bytes | None:
 
 
 def legend_lines(drawing: Drawing) -> list[str]:
-    return drawing.legend.splitlines() if drawing.legend else []
+    """The legend's lines, each wrapped to the board's width."""
+    # a generic sans-serif font in an SVG viewer may run 15% wider than Pillow's own
+    width = round((drawing.board.width - 2 * LEGEND_MARGIN) * 0.85)
+    return [part for line in drawing.legend.splitlines() for part in _wrapped(line, width)]
+
+
+@functools.lru_cache(maxsize=256)
+def _wrapped(line: str, width: int) -> tuple[str, ...]:
+    """The line cut at blanks into parts no wider than width in the legend's font."""
+    font = _font(LEGEND_SIZE)
+    parts, current = [], ""
+    for word in line.split(" "):
+        candidate = f"{current} {word}" if current else word
+        if current and font.getlength(candidate) > width:
+            parts.append(current)
+            candidate = word
+        current = candidate
+    return (*parts, current)
 
 
 def picture_size(drawing: Drawing) -> tuple[int, int]:
     """(width, height) in pixels: the board and the legend lines under it."""
     board = drawing.board
     return board.width, board.height + LEGEND_LINE * len(legend_lines(drawing))
+
+
+def clear_caches() -> None:
+    """Forget every drawn background, sprite and text (for measurements)."""
+    for cached in (_background, _board_colours, _palette, _text_mask, _sprite, _font, _wrapped):
+        cached.cache_clear()
+    _svg_board.cache_clear()
 
 
 # -- PNG ----------------------------------------------------------------------------------
@@ -139,24 +164,23 @@ def _text_mask(text: str, size: int) -> Image.Image:
 @functools.lru_cache(maxsize=64)
 def _background(board: Board, legend_count: int) -> Image.Image:
     """Cells, edge lines and marks drawn large and shrunk (smooth), then the labels."""
-    big = Image.new(
-        "RGB", (board.width * SUPERSAMPLE, board.height * SUPERSAMPLE), board.background
-    )
+    scale = BACKGROUND_SUPERSAMPLE
+    big = Image.new("RGB", (board.width * scale, board.height * scale), board.background)
     pen = ImageDraw.Draw(big)
     for cell in board.cells:
-        _polygon(pen, cell, SUPERSAMPLE)
+        _polygon(pen, cell, scale)
     for line in board.lines:
-        ends = [(x * SUPERSAMPLE, y * SUPERSAMPLE) for x, y in (line.start, line.end)]
-        pen.line(ends, fill=line.colour, width=round(line.width * SUPERSAMPLE))
-    picture = big.resize((board.width, board.height), Image.Resampling.BOX)
+        ends = [(x * scale, y * scale) for x, y in (line.start, line.end)]
+        pen.line(ends, fill=line.colour, width=round(line.width * scale))
+    picture = big.reduce(scale)
     for mark in board.marks:
         sprite = _sprite(_look(mark))
         half = sprite.width // 2
         picture.paste(sprite, (round(mark.x) - half, round(mark.y) - half), sprite)
-    pen = ImageDraw.Draw(picture)
     for label in board.labels:
-        font = _font(round(label.size))
-        pen.text((label.x, label.y), label.text, fill=label.colour, font=font, anchor="mm")
+        mask = _text_mask(label.text, round(label.size))
+        corner = (round(label.x - mask.width / 2), round(label.y - mask.height / 2))
+        picture.paste(label.colour, corner, mask)
     if legend_count:
         framed = Image.new(
             "RGB", (board.width, board.height + LEGEND_LINE * legend_count), board.background
@@ -167,9 +191,14 @@ def _background(board: Board, legend_count: int) -> Image.Image:
 
 
 def _polygon(pen: ImageDraw.ImageDraw, polygon: Polygon, scale: int) -> None:
+    """The fill, then the outline as a closed line: ImageDraw.polygon with a width makes a
+    mask as large as the picture for every polygon, a hundred times slower."""
     points = [(x * scale, y * scale) for x, y in polygon.points]
-    width = max(1, round(polygon.width * scale)) if polygon.outline else 0
-    pen.polygon(points, fill=polygon.fill, outline=polygon.outline, width=width)
+    if polygon.fill:
+        pen.polygon(points, fill=polygon.fill)
+    if polygon.outline:
+        width = max(1, round(polygon.width * scale))
+        pen.line([*points, points[0], points[1]], fill=polygon.outline, width=width, joint="curve")
 
 
 def _look(piece: Piece) -> tuple:
@@ -215,7 +244,7 @@ def _sprite(look: tuple) -> Image.Image:
             outline=OUTLINE,
             width=SUPERSAMPLE,
         )
-    sprite = big.resize((size, size), Image.Resampling.BOX)
+    sprite = big.reduce(SUPERSAMPLE)
     pen = ImageDraw.Draw(sprite)
     if label:
         font = _font(round(label_size(radius, label)))

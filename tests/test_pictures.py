@@ -17,7 +17,15 @@ from games.knightvision import KnightVision
 from games.lox import Lox
 from games.uknight import Uknight
 from pbm import drawing
-from pbm.pictures import board_png, board_svg, drawing_png, drawing_svg, picture_size
+from pbm.pictures import (
+    LEGEND_LINE,
+    board_png,
+    board_svg,
+    drawing_png,
+    drawing_svg,
+    legend_lines,
+    picture_size,
+)
 from pbm.testing import random_game
 from tests.toygame import Tally
 
@@ -275,7 +283,7 @@ def test_lox_svg_is_well_formed_with_every_cell_and_stone(size):
 
 def test_svg_text_is_escaped_and_there_are_no_scripts_or_references():
     board = drawing.Board(
-        100, 50, (drawing.Polygon(drawing.square(0, 0, 10), drawing.CELL),),
+        400, 50, (drawing.Polygon(drawing.square(0, 0, 10), drawing.CELL),),
         labels=(drawing.Text(5, 5, "<a&b>", 10),),
     )  # fmt: skip
     picture = drawing.Drawing(
@@ -329,6 +337,14 @@ def test_random_games_draw_in_every_perspective(game, raw, players):
                 assert len(svgs) == 1
 
 
+@pytest.mark.parametrize("ply", ["pass", "swap", "resign"])
+def test_a_last_ply_without_cells_highlights_nothing(ply):
+    for game, raw, players in VARIANTS:
+        state = start(game, raw, players)
+        picture = game.drawing(state, None, ply)
+        assert picture.highlights == ()
+
+
 def test_the_largest_boards_stay_within_the_mail_budget():
     rng = random.Random(7)
     for game, raw, players in VARIANTS:
@@ -355,3 +371,17 @@ def test_a_game_without_a_drawing_stays_text_only():
     assert game.drawing(state, None, None) is None
     assert board_svg(game, state) is None
     assert board_png(game, state, 0, "1") is None
+
+
+def test_a_long_legend_wraps_to_the_board_width_in_both_pictures():
+    board = drawing.Board(200, 40, ())
+    words = "the quick brown fox jumps over the lazy dog " * 4
+    picture = drawing.Drawing(board, legend=words.strip() + "\nshort")
+    lines = legend_lines(picture)
+    assert len(lines) > 3 and lines[-1] == "short"
+    assert " ".join(lines[:-1]) == words.strip()
+    width, height = picture_size(picture)
+    assert (width, height) == (200, 40 + LEGEND_LINE * len(lines))
+    assert decoded(drawing_png(picture)).size == (width, height)
+    root = svg_tree(drawing_svg(picture))
+    assert [t.text for t in root.iter(f"{SVG}text")] == lines

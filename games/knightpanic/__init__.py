@@ -521,8 +521,8 @@ class KnightPanic(BaseGame):
                 )
             )
         highlights = ()
-        if last_move:
-            match = MOVE_RE.fullmatch(last_move)
+        match = MOVE_RE.fullmatch(last_move or "")
+        if match:
             ends = ((match.group(1), match.group(2)), (match.group(3), match.group(4)))
             highlights = tuple(
                 drawing.highlight(grid.square(ord(letter) - ord("a"), int(number) - 1))

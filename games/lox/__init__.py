@@ -360,7 +360,8 @@ class Lox(BaseGame):
                             shape=MARK_SHAPES[holder],
                         )
                     )
-        marked = [] if last_move in (None, "pass") else [board.parse(last_move.removeprefix("x"))]
+        placed = MOVE_RE.fullmatch(last_move or "")  # not "pass" or "swap"
+        marked = [board.parse(placed.group(2))] if placed else []
         control = "; small square, diamond: empty cell Red, Blue controls" if show_control else ""
         return drawing.Drawing(
             board=picture.board,
