@@ -160,11 +160,12 @@ class Boards(Repository):
         return self._records(BoardRecord, sql + " ORDER BY number", params)
 
     def listed(self, game: str, listing: str, offset: int, limit: int) -> list[BoardRecord]:
-        """One page of a game's boards of a LISTINGS kind, by number."""
+        """One page of a game's boards of a LISTINGS kind, by number. The boards skipped
+        are counted in the index alone; only the page's rows are read."""
         return self._records(
             BoardRecord,
-            f"SELECT * FROM boards WHERE game = ? AND {LISTINGS[listing]} "
-            "ORDER BY number LIMIT ? OFFSET ?",
+            "SELECT * FROM boards WHERE id IN (SELECT id FROM boards WHERE game = ? AND "
+            f"{LISTINGS[listing]} ORDER BY number LIMIT ? OFFSET ?) ORDER BY number",
             (game, limit, offset),
         )
 
