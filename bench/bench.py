@@ -7,7 +7,8 @@
    the same with 100 boards.
 4. Every game: legal-move generation and random playouts per second from the start, and
    the slowest legal-move listing met in random playouts.
-5. The web view (bench/web.py): requests per second of a board page with 100,000 boards,
+5. Board pictures (bench/pictures.py).
+6. The web view (bench/web.py): requests per second of a board page with 100,000 boards,
    next to the stylesheet from the same server.
 
 Options: --quick (smaller numbers, for a smoke run), --markdown FILE (write the figures).
@@ -35,6 +36,7 @@ sys.path.insert(0, str(ROOT))
 
 from click.testing import CliRunner  # noqa: E402
 from pictures import pictures  # noqa: E402  (bench/pictures.py, beside this script)
+from web import web  # noqa: E402  (bench/web.py, beside this script)
 
 from pbm.cli import cli  # noqa: E402
 
@@ -465,7 +467,9 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--markdown")
-    parser.add_argument("--only", help="comma-separated: pipe, serve, scaling, engines, web")
+    parser.add_argument(
+        "--only", help="comma-separated: pipe, serve, scaling, engines, pictures, web"
+    )
     parser.add_argument("--send", nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.send:
@@ -474,11 +478,7 @@ def main():
     print(f"machine: {machine()}", flush=True)
     with tempfile.TemporaryDirectory(prefix="pbm-bench-") as tmp:
         work = Path(tmp)
-<<<<<<< HEAD
-        wanted = args.only or "pipe,serve,scaling,engines,web"
-=======
-        wanted = args.only or "pipe,serve,scaling,engines,pictures"
->>>>>>> pictures
+        wanted = args.only or "pipe,serve,scaling,engines,pictures,web"
         if "pipe" in wanted:
             per_message_cost(work, 11 if args.quick else 31)
         if "serve" in wanted:
@@ -493,15 +493,10 @@ def main():
             )
         if "engines" in wanted:
             engines(3 if args.quick else 20)
-<<<<<<< HEAD
-        if "web" in wanted:
-            from web import web
-
-            web(report, args.quick)
-=======
         if "pictures" in wanted:
             pictures(report, args.quick)
->>>>>>> pictures
+        if "web" in wanted:
+            web(report, args.quick)
     if args.markdown:
         write_markdown(Path(args.markdown))
 

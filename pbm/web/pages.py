@@ -99,7 +99,6 @@ def boards(reading, game, listing: str, page: int) -> dict:
     return {
         "title": f"{game.display_name}: {LISTING_TITLES[listing]}",
         "game": game,
-        "listing": listing,
         "boards": [board_line(reading, row) for row in rows],
         "paging": _paging(page, total, url),
     }
