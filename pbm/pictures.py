@@ -3,8 +3,9 @@ mail (docs/spec/server.md §11.5).
 
 A move mail's PNG must cost a few milliseconds, so nothing is drawn twice: the background of
 a Board (cells, level marks, labels) is drawn once and cached by the Board's identity, every
-piece is a sprite drawn once per look and pasted, and the PNG is written with fast
-compression. Pillow's own FreeType font (ImageFont.load_default) is used, so no system font
+piece is a sprite drawn once per look and pasted, and the PNG is a palette image (the
+drawing's colours and their blends) written with zlib level 1: a third of the RGB PNG's size
+and several times faster to compress (docs/performance.md, "Board pictures"). Pillow's own FreeType font (ImageFont.load_default) is used, so no system font
 is needed; the SVG names a generic font family.
 """
 
@@ -161,7 +162,7 @@ def _text_mask(text: str, size: int) -> Image.Image:
     return mask
 
 
-@functools.lru_cache(maxsize=64)
+@functools.lru_cache(maxsize=32)  # about 1 MB each
 def _background(board: Board, legend_count: int) -> Image.Image:
     """Cells, edge lines and marks drawn large and shrunk (smooth), then the labels."""
     scale = BACKGROUND_SUPERSAMPLE

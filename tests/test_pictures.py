@@ -10,7 +10,7 @@ import xml.etree.ElementTree as ElementTree
 import pytest
 from PIL import Image, ImageColor
 
-from games.hexgrid import RhombusBoard, hex_picture
+from games.hexgrid import HexHexBoard, RhombusBoard, hex_picture
 from games.knightline import KnightLine
 from games.knightpanic import KnightPanic
 from games.knightvision import KnightVision
@@ -385,3 +385,23 @@ def test_a_long_legend_wraps_to_the_board_width_in_both_pictures():
     assert decoded(drawing_png(picture)).size == (width, height)
     root = svg_tree(drawing_svg(picture))
     assert [t.text for t in root.iter(f"{SVG}text")] == lines
+
+
+@pytest.mark.parametrize(
+    "board", [RhombusBoard(9), RhombusBoard(19), HexHexBoard(5), HexHexBoard(7)], ids=repr
+)
+def test_hex_coordinates_stand_on_every_side_once_each_and_never_on_one_another(board):
+    labels = hex_picture(board).board.labels
+    letters = {name.rstrip("0123456789") for name in map(board.name, board.cells)}
+    numbers = {
+        name.lstrip("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
+        for name in map(board.name, board.cells)
+    }
+    texts = [label.text for label in labels]
+    assert sorted(texts) == sorted([*letters, *numbers] * 2)
+    spots = [(round(label.x), round(label.y)) for label in labels]
+    assert len(set(spots)) == len(spots)
+    centres = hex_picture(board).centres.values()
+    radius = hex_picture(board).radius
+    for x, y in spots:  # outside every cell
+        assert all((x - cx) ** 2 + (y - cy) ** 2 > (0.8 * radius) ** 2 for cx, cy in centres)
