@@ -17,6 +17,8 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from markupsafe import escape
 
 from pbm import hookimpl
@@ -26,7 +28,7 @@ from pbm.position import replay
 from pbm.store import Store
 from pbm.web import make_app
 from pbm.web.pages import picture
-from tests.conftest import Harness
+from tests.conftest import STRESS_FACTOR, Harness
 from tests.toygame import Tally
 
 PBM = Path(sys.executable).parent / "pbm"
@@ -370,6 +372,41 @@ def test_errors_are_small_pages(site):
         assert "<h1>400 Bad Request</h1>" in response.text
     too_far = get(app, f"/knightpanic/103?ply={len(plies) + 1}")
     assert f"?ply=0 up to ?ply={len(plies)}" in too_far.text
+
+
+SEGMENTS = st.one_of(
+    st.sampled_from(["", "knightpanic", "tally", "players", "alice", "static", "103", "finished"]),
+    st.sampled_from(["103.json", "103.txt", "103.svg", "standings", "archived", "pbm.css"]),
+    st.text(max_size=12),
+    st.just("<b>x</b>"),
+)
+QUERIES = st.one_of(
+    st.just(""),
+    st.builds(
+        lambda name, value: f"{name}={value}",
+        st.sampled_from(["ply", "page", "x"]),
+        st.one_of(st.integers(-3, 10**12).map(str), st.text(max_size=12), st.just("<i>")),
+    ),
+    st.text(max_size=20),
+)
+
+
+@settings(
+    max_examples=300 * STRESS_FACTOR,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
+@given(st.lists(SEGMENTS, min_size=1, max_size=4), QUERIES)
+def test_any_path_and_query_gets_a_page_and_never_an_error_of_ours(site, segments, query):
+    """Whatever a client asks for: a page, 400 or 404, each with the security headers and,
+    for HTML, the checks of every page; nothing it sent comes back unescaped."""
+    path = "/" + "/".join(segments)
+    response = get(site.app, f"{path}?{query}" if query else path)
+    assert response.status in (200, 400, 404), (path, query, response.status)
+    if response.headers["Content-Type"].startswith("text/html"):
+        for sent in [*segments, query]:
+            if "<" in sent:
+                assert sent not in response.text
 
 
 def test_head_gives_the_headers_without_the_body(site):
