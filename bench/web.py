@@ -114,14 +114,6 @@ def long_game(home: Path) -> int:
     return number
 
 
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 def requests_per_second(port: int, path: str, seconds: float) -> float:
     """CLIENTS threads, each on a keep-alive connection, GET `path` for `seconds`."""
     counts = [0] * CLIENTS
@@ -159,17 +151,18 @@ def web(report, quick: bool):
         fill(home, boards, users)
         number = long_game(home)
         print(f"   (filling {boards} boards took {time.perf_counter() - start:.0f} s)", flush=True)
-        port = _free_port()
         env = dict(os.environ, PBM_HOME=str(home))
         env.pop("PYTHONDONTWRITEBYTECODE", None)
         server = subprocess.Popen(
-            [str(PBM), "web", "--port", str(port), "--threads", str(THREADS)],
+            [str(PBM), "web", "--port", "0", "--threads", str(THREADS)],
             env=env,
             stdout=subprocess.PIPE,
             text=True,
         )
         try:
-            assert server.stdout.readline().startswith("pbm web: serving")
+            ready = server.stdout.readline()  # pbm web: serving http://127.0.0.1:<port>/
+            assert ready.startswith("pbm web: serving"), ready
+            port = int(ready.rstrip("/\n").rpartition(":")[2])
             board = f"/{GAME}/{number}"
             requests_per_second(port, board, 1)  # warm: templates compiled, pages cached by the OS
             page = requests_per_second(port, board, seconds)

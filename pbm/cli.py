@@ -486,14 +486,13 @@ def web(obj, host, port, threads):
     # waitress's own notices (a queue of waiting requests, say) go to pbm's log too.
     logging.getLogger("waitress").handlers = logging.getLogger("pbm").handlers
     host = host or config.get("web.host")
-    port = port or config.number("web.port")
+    port = config.number("web.port") if port is None else port  # 0: any free port
+    threads = threads or config.number("web.threads")
     try:
         app = make_app(config)
     except TransientError as error:
         raise click.ClickException(f"cannot start: {error}") from error
-    server = waitress.create_server(
-        app, host=host, port=port, threads=threads or config.number("web.threads"), ident="pbm"
-    )
+    server = waitress.create_server(app, host=host, port=port, threads=threads, ident="pbm")
     print(f"pbm web: serving http://{host}:{server.effective_port}/", flush=True)
     try:
         server.run()

@@ -498,30 +498,24 @@ def test_the_web_section_of_pbm_ini(tmp_path):
         Config.load(tmp_path)
 
 
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 def test_pbm_web_serves_with_waitress_until_stopped(harness, project_env):
     harness.signup("alice", "bob", password=PASSWORD)
     harness.ok("knightpanic challenge alice bob")
     harness.ok(f"knightpanic move 101 alice {PASSWORD} c1-e5")
-    port = _free_port()
     env = dict(project_env, PBM_HOME=str(harness.home))
     process = subprocess.Popen(
-        [PBM, "web", "--host", "127.0.0.1", "--port", str(port)],
+        [PBM, "web", "--host", "127.0.0.1", "--port", "0"],
         env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
     )
     try:
-        assert process.stdout.readline().strip() == f"pbm web: serving http://127.0.0.1:{port}/"
-        base = f"http://127.0.0.1:{port}"
+        ready = re.fullmatch(
+            r"pbm web: serving (http://127\.0\.0\.1:\d+)/\n", process.stdout.readline()
+        )
+        assert ready, "pbm web says where it serves once it listens"
+        base = ready.group(1)
         with urllib.request.urlopen(f"{base}/knightpanic/101", timeout=30) as response:
             assert response.status == 200
             assert response.headers["Server"] == "pbm"
