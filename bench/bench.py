@@ -13,6 +13,8 @@
    board (bench/pictures.py).
 6. Board pictures in mail: the CPU of a move with html on next to the same moves text-only
    (bench/htmlmail.py).
+7. The web view (bench/web.py): requests per second of a board page with 100,000 boards,
+   next to the stylesheet from the same server.
 
 Options: --quick (smaller numbers, for a smoke run), --markdown FILE (write the figures).
 """
@@ -42,6 +44,7 @@ from click.testing import CliRunner  # noqa: E402
 from engines import engines  # noqa: E402
 from htmlmail import html_mail  # noqa: E402
 from pictures import pictures  # noqa: E402
+from web import web  # noqa: E402
 
 from pbm.cli import cli  # noqa: E402
 
@@ -573,7 +576,7 @@ def main():
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--markdown")
     parser.add_argument(
-        "--only", help="comma-separated: pipe, serve, scaling, engines, pictures, htmlmail"
+        "--only", help="comma-separated: pipe, serve, scaling, engines, pictures, htmlmail, web"
     )
     parser.add_argument("--send", nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -583,7 +586,7 @@ def main():
     print(f"machine: {machine()}", flush=True)
     with tempfile.TemporaryDirectory(prefix="pbm-bench-") as tmp:
         work = Path(tmp)
-        wanted = args.only or "pipe,serve,scaling,engines,pictures,htmlmail"
+        wanted = args.only or "pipe,serve,scaling,engines,pictures,htmlmail,web"
         if "pipe" in wanted:
             per_message_cost(work, 11 if args.quick else 31)
         if "serve" in wanted:
@@ -602,6 +605,8 @@ def main():
             pictures(report, args.quick)
         if "htmlmail" in wanted:
             html_mail(report, args.quick)
+        if "web" in wanted:
+            web(report, args.quick)
     if args.markdown:
         write_markdown(Path(args.markdown))
 

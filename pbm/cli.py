@@ -463,3 +463,40 @@ def serve(obj, host, port):
         )
     except TransientError as error:
         raise click.ClickException(f"cannot start: {error}") from error
+
+
+@cli.command()
+@click.option("--host", help="Address to listen on (default [web] host, 127.0.0.1).")
+@click.option("--port", type=int, help="Port to listen on (default [web] port, 8080).")
+@click.option("--threads", type=click.IntRange(1, 64), help="Worker threads ([web] threads, 4).")
+@click.pass_obj
+def web(obj, host, port, threads):
+    """Serve the read-only web view with waitress, until stopped (docs/spec/server.md §11.8)."""
+    # deferred: start-up speed of the pbm command
+    import logging
+
+    import waitress
+
+    from .failures import TransientError
+    from .mailin import setup_logging
+    from .web import make_app
+
+    config = obj["config"]
+    setup_logging(config)
+    # waitress's own notices (a queue of waiting requests, say) go to pbm's log too.
+    logging.getLogger("waitress").handlers = logging.getLogger("pbm").handlers
+    host = host or config.get("web.host")
+    port = config.number("web.port") if port is None else port  # 0: any free port
+    threads = threads or config.number("web.threads")
+    try:
+        app = make_app(config)
+    except TransientError as error:
+        raise click.ClickException(f"cannot start: {error}") from error
+    server = waitress.create_server(app, host=host, port=port, threads=threads, ident="pbm")
+    print(f"pbm web: serving http://{host}:{server.effective_port}/", flush=True)
+    try:
+        server.run()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.close()

@@ -47,7 +47,9 @@ DEFAULTS = {
     },
     "broadcast": {"address": ""},
     "mail": {"html": "on"},
-    "web": {"base_url": ""},
+    # `pbm web`, the read-only web view (docs/spec/server.md §11.8), behind a reverse proxy;
+    # base_url is where board mails link to it.
+    "web": {"base_url": "", "host": "127.0.0.1", "port": "8080", "threads": "4"},
     "backup": {"dir": "", "keep": "7"},
     "status": {
         "max_queued": "100",
@@ -81,6 +83,7 @@ TEXT_KEYS = {
     "backup.dir",
     "web.base_url",
     "mail.html",
+    "web.host",
 }
 CHOICES = {"smtp.security": ("none", "ssl", "starttls"), "mail.html": ("on", "off")}
 # A base URL: http(s), a host, an optional port and path; no query, fragment, space or quote,

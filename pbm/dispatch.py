@@ -762,7 +762,14 @@ class Context:
         return self.server.render(template, **values)
 
     def reply(
-        self, subject: str, body: str, kind: str = "reply", board=None, token=True, html=None
+        self,
+        subject: str,
+        body: str,
+        kind: str = "reply",
+        board=None,
+        token=True,
+        html=None,
+        attachments=(),
     ):
         """A direct answer to whoever sent the command; about `board`, it joins the board's
         thread and, with `token`, can be answered by a reply (docs/spec/server.md §11.3)."""
@@ -771,7 +778,17 @@ class Context:
         if to:
             headers = (self.reply_headers if token else self.thread_headers)(board, self.userid)
         self.mails.append(
-            Mail(kind, subject, body, to, reply=True, to_sender=True, headers=headers, html=html)
+            Mail(
+                kind,
+                subject,
+                body,
+                to,
+                reply=True,
+                to_sender=True,
+                headers=headers,
+                html=html,
+                attachments=tuple(attachments),
+            )
         )
 
     def mail_user(

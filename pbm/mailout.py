@@ -46,6 +46,8 @@ class Mail:
     headers: dict = field(default_factory=dict)
     wrap: bool = True  # False for a body that must arrive as written (exported JSON)
     html: HtmlPart | None = None  # a board mail's HTML alternative with its picture
+    # (file name, MIME type, text) of each file sent along, unwrapped (a board's record)
+    attachments: tuple = ()
 
 
 def wrap_text(text: str, width: int = LINE_WIDTH) -> str:
@@ -100,6 +102,11 @@ def compose(config, mail: Mail, in_reply_to: str | None = None) -> EmailMessage:
     message.set_content(body.rstrip("\n") + "\n", charset="utf-8")
     if mail.html is not None:
         attach_html(message, mail.html)
+    for file_name, mime_type, text in mail.attachments:
+        maintype, subtype = mime_type.split("/")
+        message.add_attachment(
+            text.encode("utf-8"), maintype=maintype, subtype=subtype, filename=file_name
+        )
     return message
 
 

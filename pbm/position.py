@@ -143,6 +143,17 @@ def replay(game, options, userids, seed, plies, upto=None, snapshot=None) -> Pos
     return position
 
 
+def seats_after(game, options, userids, plies) -> Position:
+    """Who holds each seat, how they stand and their clocks after the log, without the
+    game's state (None): what a table of finished boards shows, whose result is stored."""
+    position = Position(
+        game, options, None, list(userids), [PLAYING] * len(userids), [0] * len(userids)
+    )
+    for ply in plies:
+        _apply_core_only(position, ply)
+    return position
+
+
 def _apply_core_only(position: Position, ply: PlyRecord) -> None:
     if ply.kind == "swap":
         position.holders[0], position.holders[1] = position.holders[1], position.holders[0]

@@ -63,7 +63,7 @@ def _previewed_reason(position, finished) -> str:
     return (outcome.reason if outcome else "") or ""
 
 
-def _shown_text(game, ply, perspective, finished, auto_from) -> str:
+def shown_text(game, ply, perspective, finished, auto_from) -> str:
     if ply.kind == "move" and not game.visible_moves and not finished:
         if ply.seat != perspective:
             return "..."
@@ -80,7 +80,7 @@ def move_lines(game, position, perspective, *, rows=None, auto_from=None, finish
         return []
     seats = position.seats
     names = game.player_names[:seats]
-    texts = [_shown_text(game, p, perspective, finished, auto_from) for p in plies]
+    texts = [shown_text(game, p, perspective, finished, auto_from) for p in plies]
     width = max(
         13,
         max(len(t) for t in texts) + 5,

@@ -52,6 +52,17 @@ def test_web_base_url_is_read_as_written(tmp_path):
     assert Config.load(tmp_path).get("web.base_url") == "https://games.example.org/pbm/"
 
 
+def test_an_unknown_web_key_is_refused_and_pbm_check_names_it(tmp_path):
+    """[web] holds the web view's keys (docs/spec/server.md §11.8); any other is refused."""
+    assert "[web]" in default_ini_text() and "# threads = 4" in default_ini_text()
+    (tmp_path / "pbm.ini").write_text("[web]\nbase_path = https://games.example.org/\n")
+    with pytest.raises(ConfigError, match=r"unknown key base_path in \[web\]"):
+        Config.load(tmp_path)
+    result = CliRunner().invoke(cli, ["--home", str(tmp_path), "check"])
+    assert result.exit_code == 1
+    assert "problem: " in result.output and "unknown key base_path in [web]" in result.output
+
+
 def test_an_ini_written_by_an_older_pbm_init_still_loads(tmp_path):
     """Older `pbm init`s wrote `[web]` with `# base_url =` under it: that sets nothing."""
     (tmp_path / "pbm.ini").write_text(

@@ -1,9 +1,11 @@
-"""`export me`: a player's own data, mailed to them as JSON (docs/spec/server.md §3.2.4)."""
+"""`export me`: a player's own data, mailed to them as JSON (docs/spec/server.md §3.2.4);
+`<game> export`: a board's record, mailed as an attachment (docs/spec/server.md §11.6)."""
 
 import json
 
+from ..boardrecord import record_file
 from ..clock import stamp
-from ..grammar import command
+from ..grammar import command, parse_board
 
 EXPORT_FORMAT = 1
 
@@ -25,6 +27,22 @@ def export_me(ctx):
     )
     # Unwrapped: a long value broken across lines would no longer be JSON.
     ctx.mail_user(ctx.userid, f"Data of {ctx.userid}", body, "account", wrap=False)
+
+
+RECORD_KINDS = ("txt", "json")
+
+
+@command("export", "game", "{game} export board [txt|json]", min_args=1, max_args=2)
+def export_board(ctx):
+    """Mails a board's record as a file: the full summary (txt, the default) or the log (json)."""
+    board_token = parse_board(ctx.args[0])
+    kind = ctx.args[1].lower() if len(ctx.args) > 1 else "txt"
+    if board_token is None or kind not in RECORD_KINDS:
+        ctx.syntax_error()
+    board = ctx.load_board(board_token[0])
+    attachment = record_file(ctx, board, kind)
+    body = ctx.render("mail/board_export.txt", board=board, file_name=attachment[0], kind=kind)
+    ctx.reply(f"{board.title_name} export", body, kind="export", attachments=[attachment])
 
 
 def player_data(store, userid: str, at: str) -> dict:

@@ -15,14 +15,14 @@ SECTIONS = (
 )
 
 
-def _players(ctx, game):
-    ratings = {r.userid: r for r in ctx.store.ratings.of_game(game.name)}
-    settings = {s.userid: s for s in ctx.store.users.all_challenge_settings(game.name)}
+def _players(store, game):
+    ratings = {r.userid: r for r in store.ratings.of_game(game.name)}
+    settings = {s.userid: s for s in store.users.all_challenge_settings(game.name)}
     players = []
-    for userid in ctx.store.ratings.standings_userids(game.name):
+    for userid in store.ratings.standings_userids(game.name):
         rating = ratings.get(userid) or RatingRecord(game.name, userid, START_RATING, 0, 0, 0, 0)
         setting = settings.get(userid) or ChallengeSettingsRecord(game.name, userid, None, 0, 0)
-        active = str(ctx.store.boards.count_active(game.name, userid))
+        active = str(store.boards.count_active(game.name, userid))
         if setting.max_active == 0:
             active += "/reject"
         elif setting.max_active is not None:
@@ -43,7 +43,8 @@ def _players(ctx, game):
     return players
 
 
-def _table(players, flagged: bool) -> list[str]:
+def _columns(players, flagged: bool):
+    """(header, rows, positions of the number columns) of one standings table."""
     ties = any(p["tied"] for p in players)
     header = [
         "Rank",
@@ -77,19 +78,29 @@ def _table(players, flagged: bool) -> list[str]:
         for i, name in enumerate(header)
         if name in ("Rank", "Rating", "Won", "Lost", "Ties", "Seeking")
     }
-    return text_table(header, rows, right=numbers)
+    return header, rows, numbers
+
+
+def standings_tables(store, game) -> list[tuple[str, list, list, set]]:
+    """(title, header, rows, number columns) of each standings section with players: the
+    mail's tables and the web view's (docs/spec/server.md §8.3, §11.8)."""
+    players = _players(store, game)
+    tables = []
+    for title, belongs in SECTIONS:
+        chosen = [p for p in players if belongs(p)]
+        if chosen:
+            tables.append((title, *_columns(chosen, flagged=title.startswith("Established &"))))
+    return tables
 
 
 @command("standings", "game", "{game} standings", aliases=("ratings",), max_args=0)
 def standings(ctx):
     """Mails the game's rating list: established players, provisionals, inactive players."""
     game = ctx.game
-    players = _players(ctx, game)
-    sections = []
-    for title, belongs in SECTIONS:
-        chosen = [p for p in players if belongs(p)]
-        if chosen:
-            sections.append((title, _table(chosen, flagged=title.startswith("Established &"))))
+    sections = [
+        (title, text_table(header, rows, right=numbers))
+        for title, header, rows, numbers in standings_tables(ctx.store, game)
+    ]
     body = ctx.render("mail/standings.txt", game=game, sections=sections)
     ctx.reply(f"{game.display_name} Standings", body, kind="list")
 

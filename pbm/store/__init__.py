@@ -9,6 +9,7 @@ from .connection import Store, core_migrations, is_busy_or_full, unusable_databa
 from .records import (
     BoardRecord,
     ChallengeSettingsRecord,
+    LoggedPlyRecord,
     OutboxEntry,
     OutboxHealth,
     OutboxRow,
@@ -29,6 +30,7 @@ from .records import (
 __all__ = [
     "BoardRecord",
     "ChallengeSettingsRecord",
+    "LoggedPlyRecord",
     "OutboxEntry",
     "OutboxHealth",
     "OutboxRow",

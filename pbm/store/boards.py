@@ -2,8 +2,17 @@
 
 import json
 
-from .records import BoardRecord, PlyRecord
+from .records import BoardRecord, LoggedPlyRecord, PlyRecord
 from .repository import Repository
+
+# The board lists of the web view (docs/spec/server.md §11.8): archived boards are finished
+# ones that cleanup has archived; `ended` is both.
+LISTINGS = {
+    "active": "status = 'active'",
+    "finished": "status = 'finished' AND archived_at IS NULL",
+    "archived": "status = 'finished' AND archived_at IS NOT NULL",
+    "ended": "status = 'finished'",
+}
 
 
 class Boards(Repository):
@@ -87,6 +96,15 @@ class Boards(Repository):
             (board_id,),
         )
 
+    def log(self, board_id: int) -> list[LoggedPlyRecord]:
+        """Every ply the board's log holds, undone ones too, in the order they were made."""
+        return self._records(
+            LoggedPlyRecord,
+            "SELECT ply, seat, userid, kind, text, auto, charged, created_at, undone_at "
+            "FROM moves WHERE board_id = ? ORDER BY id",
+            (board_id,),
+        )
+
     def append_ply(self, board_id: int, *, ply, seat, userid, kind, text, auto, charged, at):
         self.conn.execute(
             "INSERT INTO moves (board_id, ply, seat, userid, kind, text, auto, charged, created_at) "
@@ -140,6 +158,37 @@ class Boards(Repository):
             sql += f" AND id IN (SELECT board_id FROM seats WHERE userid IN ({marks}))"
             params.extend(userids)
         return self._records(BoardRecord, sql + " ORDER BY number", params)
+
+    def listed(self, game: str, listing: str, offset: int, limit: int) -> list[BoardRecord]:
+        """One page of a game's boards of a LISTINGS kind, by number. The boards skipped
+        are counted in the index alone; only the page's rows are read."""
+        return self._records(
+            BoardRecord,
+            "SELECT * FROM boards WHERE id IN (SELECT id FROM boards WHERE game = ? AND "
+            f"{LISTINGS[listing]} ORDER BY number LIMIT ? OFFSET ?) ORDER BY number",
+            (game, limit, offset),
+        )
+
+    def count_listed(self, game: str, listing: str) -> int:
+        return self._value(
+            f"SELECT count(*) FROM boards WHERE game = ? AND {LISTINGS[listing]}", (game,)
+        )
+
+    def listed_of_user(self, userid: str, listing: str, offset: int, limit: int):
+        """One page of the boards of a LISTINGS kind where the user holds a seat."""
+        return self._records(
+            BoardRecord,
+            f"SELECT * FROM boards WHERE {LISTINGS[listing]} AND id IN "
+            "(SELECT board_id FROM seats WHERE userid = ?) ORDER BY game, number LIMIT ? OFFSET ?",
+            (userid, limit, offset),
+        )
+
+    def count_listed_of_user(self, userid: str, listing: str) -> int:
+        return self._value(
+            f"SELECT count(*) FROM boards WHERE {LISTINGS[listing]} AND id IN "
+            "(SELECT board_id FROM seats WHERE userid = ?)",
+            (userid,),
+        )
 
     def active_counts(self) -> dict:
         return dict(

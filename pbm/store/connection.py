@@ -414,6 +414,14 @@ def m009_html_mail(db):
     db["users"].add_column("html_mail", int, not_null_default=0)
 
 
+@_core_step
+def m010_board_lists_by_number(db):
+    # The web view pages through a game's boards of one status by number
+    # (docs/spec/server.md §11.8): with 100,000 boards, neither a sort of them all nor a
+    # read of each row skipped to tell finished from archived, for each page and its count.
+    db["boards"].create_index(["game", "status", "number", "archived_at"])
+
+
 class Store:
     """One connection to $PBM_HOME/pbm.db, its transactions, and one repository per concern."""
 
@@ -445,6 +453,14 @@ class Store:
         conn = sqlite3.connect(str(path), timeout=BUSY_TIMEOUT_SECONDS, isolation_level=None)
         conn.execute("PRAGMA foreign_keys=ON")
         conn.execute("PRAGMA synchronous=FULL")
+        return cls(conn)
+
+    @classmethod
+    def open_read_only(cls, path: Path) -> "Store":
+        """A connection that cannot write: the web view's (docs/spec/server.md §11.8)."""
+        uri = f"{Path(path).resolve().as_uri()}?mode=ro"
+        conn = sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT_SECONDS, isolation_level=None)
+        conn.execute("PRAGMA query_only=ON")
         return cls(conn)
 
     def close(self):

@@ -124,6 +124,20 @@ class PlyRecord(Record):
     created_at: str
 
 
+class LoggedPlyRecord(Record):
+    """One entry of a board's log as stored, undone or not: the board's record shows both."""
+
+    ply: int
+    seat: int
+    userid: str
+    kind: str
+    text: str
+    auto: int
+    charged: int
+    created_at: str
+    undone_at: str | None
+
+
 class VoteRecord(Record):
     board_id: int
     kind: str  # draw, undo
