@@ -422,6 +422,15 @@ def test_the_stylesheet(site):
     assert b"body" in response.body
 
 
+def test_the_icon_browsers_ask_for_is_there(site):
+    """A browser asks for /favicon.ico on every site; a 404 would be an error in its log."""
+    from PIL import Image
+
+    response = get(site.app, "/favicon.ico")
+    assert response.status == 200 and response.headers["Content-Type"] == "image/png"
+    assert Image.open(io.BytesIO(response.body)).size == (32, 32)
+
+
 def test_pages_of_fifty_boards(harness):
     harness.signup("alice", "bob", password=PASSWORD)
     for _ in range(51):

@@ -39,6 +39,8 @@ BOARD_FILES = {
     "svg": "image/svg+xml",
 }
 STYLESHEET = files(__package__).joinpath("static", "pbm.css").read_bytes()
+# Browsers ask for /favicon.ico whatever the page says; a missing one is an error in their log.
+FAVICON = files(__package__).joinpath("static", "favicon.png").read_bytes()
 
 
 def not_found(what: str = "There is no such page here."):
@@ -106,6 +108,8 @@ class WebView:
         try:
             if path == "/static/pbm.css":
                 return 200, "text/css; charset=utf-8", STYLESHEET
+            if path == "/favicon.ico":
+                return 200, "image/png", FAVICON
             server = self._server()
             with server.store.snapshot():
                 reading = pages.Reading(server, server.store, now())
