@@ -472,6 +472,7 @@ class Context:
         self.failed_logins: list[str] = []
         self.proven_userids: list[str] = []  # accounts whose password came from the sender
         self.sender_key = (request.sender or "").lower()
+        self._drawn_boards: dict = {}  # draw_board's pictures, for this command run
 
     @property
     def args(self) -> list[str]:
@@ -793,6 +794,17 @@ class Context:
     def sender_is_among(self, addresses) -> bool:
         sender = (self.request.sender or "").lower()
         return bool(sender) and sender in {a.lower() for a in addresses}
+
+    def draw_board(self, game, state, perspective, view=None) -> str:
+        """The board's picture, drawn once per state, perspective and view in this command
+        run however many recipients and mails show it. A state is never changed in place
+        (a move gives a new one), so the state object itself names what is drawn."""
+        key = (id(state), perspective, tuple(sorted((view or {}).items())))
+        drawn = self._drawn_boards.get(key)
+        if drawn is None or drawn[0] is not state:
+            drawn = (state, game.render_board(state, perspective, **(view or {})))
+            self._drawn_boards[key] = drawn
+        return drawn[1]
 
     def board_context(self, board, viewer, **kw):
         if kw.get("title") is None:

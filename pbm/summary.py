@@ -274,7 +274,7 @@ def board_context(
             auto_from=auto_from,
             finished=finished,
         ),
-        "board": board.game.render_board(position.state, perspective, **(view or {})),
+        "board": ctx.draw_board(board.game, position.state, perspective, view),
         "watch_lines": watch_lines(ctx, board),
         "comments": comments,
         "timing": timing_lines(board, position, ctx.now, defaults)
