@@ -179,7 +179,11 @@ def per_message_cost(workdir: Path, runs: int, base: Path | None = None):
     if base is not None:
         env = env_for(pipe_home(workdir / "pipe-base"))
         env["PYTHONPATH"] = str(base)
-        pipes["base checkout"] = ([sys.executable, str(base / "mail_handler.py")], env, base)
+        pipes["base checkout, editable"] = (
+            [sys.executable, str(base / "mail_handler.py")],
+            env,
+            base,
+        )
     times = {name: [] for name in pipes}
     bare = []
     for ply, move in enumerate(script, start=1):
