@@ -93,7 +93,7 @@ def checked_address(value: str) -> str:
     address = value.strip()
     if address.startswith("<") and address.endswith(">"):
         address = address[1:-1]
-    shown = "".join("?" if is_control(c) else c for c in value)[:80]
+    shown = CONTROL_RE.sub("?", value)[:80]
     if not address.isascii() or has_control(address) or has_control(_decoded(address)):
         raise HeaderError(
             f'Invalid address "{shown}": write a plain address such as alice@example.org, '
