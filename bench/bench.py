@@ -243,7 +243,7 @@ def cpu_per_move(moves: int, rounds: int, base: Path | None = None):
         f"base checkout {reference:.2f} ms" if base else "target 2 ms",
         f"{mine / reference:.2f}" if base else f"{mine / 2:.2f}",
     )
-    print("\n".join(run(ROOT, "--profile", "--top", "25").splitlines()[:40]))
+    print(run(ROOT, "--profile", "--top", "20"))
     return mine
 
 
