@@ -4,7 +4,6 @@ Parsing is pure: it turns text into a `Parsed` command (or a `GrammarError`) wit
 touching the database, so the same words mean the same thing through every door.
 """
 
-import difflib
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -244,6 +243,8 @@ def _check_server_options(raw, timeouts):
 
 
 def did_you_mean(word: str, candidates) -> str:
+    import difflib  # deferred: start-up of the mail pipe; only an unknown word needs it
+
     close = difflib.get_close_matches(word.lower(), list(candidates), n=1, cutoff=0.75)
     return f' Did you mean "{close[0]}"?' if close else ""
 
