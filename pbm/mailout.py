@@ -135,8 +135,8 @@ STRUCTURED = frozenset(
 def fold(name: str, value: str) -> str:
     """One header field, folded on whitespace at FOLD_AT characters where it can be.
 
-    Structured values are ASCII already (checked addresses and Message-IDs, a date, a
-    display name in encoded words). In text, each run of words with 8-bit characters (or
+    Structured values are ASCII already (checked addresses and Message-IDs, a date, the
+    server's name as formataddr wrote it). In text, each run of words with 8-bit characters (or
     too long for a line) becomes encoded words, the spaces inside the run encoded with it,
     so that decoding gives back exactly the checked text.
     """
