@@ -1,6 +1,9 @@
 """`make bench`: pbm's speed, each figure printed next to a reference measured in the same run.
 
-1. One `move` mail through mail_handler.py in a fresh process, next to `python -c pass`.
+1. One `move` mail through mail_handler.py in a fresh process, next to `python -c pass`:
+   the editable install of `make` and a regular `pip install .` into a temporary venv.
+   Then CPU per accepted move on `pbm serve`'s writer path (bench/cpu_per_move.py) and the
+   top of its profile.
 2. `pbm serve` throughput of `move` mails sent over SMTP by another process, with 1 and
    with 16 clients, next to the raw rate of single SQLite commits on the same disk and to
    what the writer's CPU a move allows; the syncs a move (strace), and the same with every
@@ -16,7 +19,8 @@
 7. The web view (bench/web.py): requests per second of a board page with 100,000 boards,
    next to the stylesheet from the same server.
 
-Options: --quick (smaller numbers, for a smoke run), --markdown FILE (write the figures).
+Options: --quick (smaller numbers, for a smoke run), --markdown FILE (write the figures),
+--only SECTIONS, --base CHECKOUT (sections 1 and cpu: that checkout measured alongside).
 """
 
 import argparse
@@ -124,48 +128,136 @@ def env_for(home):
 # -- 1. one mail through the MTA pipe -------------------------------------------------------
 
 
-def per_message_cost(workdir: Path, runs: int):
-    home = init_home(workdir / "pipe")
+def pipe_home(path: Path) -> Path:
+    home = init_home(path)
     for userid in ("white", "black"):
         pbm(home, "signup", userid, "secret", f"{userid}@bench.example")
     pbm(home, GAME, "challenge", "white", "black", f"-size={SIZE}")
-    script = move_script(runs)
-    env = env_for(home)
-    subprocess.run(
-        [sys.executable, "-m", "compileall", "-q", "pbm", "games", "mail_handler.py"],
-        cwd=ROOT,
-        env=env,
-        check=True,
-        capture_output=True,
+    return home
+
+
+def regular_install(workdir: Path) -> Path | None:
+    """A regular `pip install .` (not editable) into a fresh venv, built from a copy of the
+    checkout so that no build/ folder is left in it: the venv's python, or None when pip
+    cannot install (no package index)."""
+    source, venv = workdir / "source", workdir / "regular-venv"
+    shutil.copytree(
+        ROOT,
+        source,
+        ignore=shutil.ignore_patterns(".venv", ".git", "__pycache__", "*.egg-info", "build"),
     )
-    handler, bare = [], []
+    env = dict(os.environ)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)  # pip compiles the installed modules
+    python = venv / "bin" / "python"
+    try:
+        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, env=env)
+        subprocess.run(
+            [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "."],
+            cwd=source,
+            check=True,
+            env=env,
+            capture_output=True,
+        )
+    except subprocess.CalledProcessError as error:
+        print(f"   (no regular install: {error.stderr or error})")
+        return None
+    shutil.copy(ROOT / "mail_handler.py", workdir / "mail_handler.py")
+    return python
+
+
+def per_message_cost(workdir: Path, runs: int, base: Path | None = None):
+    """Each ply: the mail through the editable install's mail_handler.py, `python -c pass`,
+    and the same mail through a regular install's (each install with its own home), so
+    that all three see the same load; with `base`, through that checkout's too (the
+    code before a change, run by this venv)."""
+    script = move_script(runs)
+    for checkout in [ROOT] + ([base] if base else []):
+        subprocess.run(
+            [sys.executable, "-m", "compileall", "-q", "pbm", "games", "mail_handler.py"],
+            cwd=checkout,
+            env=env_for(workdir),
+            check=True,
+            capture_output=True,
+        )
+    editable_home = pipe_home(workdir / "pipe")
+    pipes = {
+        "editable": ([sys.executable, str(ROOT / "mail_handler.py")], env_for(editable_home), ROOT)
+    }
+    regular = regular_install(workdir)
+    if regular is not None:
+        home = pipe_home(workdir / "pipe-regular")
+        env = env_for(home)
+        env.pop("PYTHONPATH")  # the installed package, not the checkout
+        pipes["regular"] = ([str(regular), str(workdir / "mail_handler.py")], env, workdir)
+    if base is not None:
+        env = env_for(pipe_home(workdir / "pipe-base"))
+        env["PYTHONPATH"] = str(base)
+        pipes["base checkout, editable"] = (
+            [sys.executable, str(base / "mail_handler.py")],
+            env,
+            base,
+        )
+    times = {name: [] for name in pipes}
+    bare = []
     for ply, move in enumerate(script, start=1):
         userid = "white" if ply % 2 else "black"
-        raw = mail(
-            f"{userid}@bench.example", f"{GAME} move 101 {userid} secret {move}#{ply}", ply
-        ).as_bytes()
-        start = time.perf_counter()
-        subprocess.run(
-            [sys.executable, str(ROOT / "mail_handler.py")],
-            input=raw,
-            env=env,
-            check=True,
-            cwd=ROOT,
+        subject = f"{GAME} move 101 {userid} secret {move}#{ply}"
+        for name, (command, env, cwd) in pipes.items():
+            raw = mail(f"{userid}@bench.example", subject, f"{name}-{ply}").as_bytes()
+            start = time.perf_counter()
+            subprocess.run(command, input=raw, env=env, check=True, cwd=cwd)
+            times[name].append(time.perf_counter() - start)
+            if name == "editable":
+                start = time.perf_counter()
+                subprocess.run([sys.executable, "-c", "pass"], check=True)
+                bare.append(time.perf_counter() - start)
+    for home in workdir.glob("pipe*"):
+        moved = pbm(home, GAME, "show", "101").output
+        assert f"): {script[-1]}" in moved.split("\n\n\n")[0], f"moves not played in {home}"
+    b = statistics.median(bare) * 1000
+    for name, measured in times.items():
+        h = statistics.median(measured) * 1000
+        paired = statistics.median(t / r for t, r in zip(measured, bare))
+        report(
+            f"move mail through mail_handler.py, {name} install (median of {len(measured)})",
+            f"{h:.1f} ms",
+            f"python -c pass {b:.1f} ms",
+            f"{h / b:.1f}x (median of the paired ratios {paired:.1f}x)",
         )
-        handler.append(time.perf_counter() - start)
-        start = time.perf_counter()
-        subprocess.run([sys.executable, "-c", "pass"], check=True)
-        bare.append(time.perf_counter() - start)
-    moved = pbm(home, GAME, "show", "101").output
-    assert f"{len(script)} White" in moved or f"): {script[-1]}" in moved, "moves not played"
-    h, b = statistics.median(handler) * 1000, statistics.median(bare) * 1000
+    return statistics.median(times["editable"]) * 1000
+
+
+def cpu_per_move(moves: int, rounds: int, base: Path | None = None):
+    """bench/cpu_per_move.py (CPU per accepted move on pbm serve's writer path, text-only
+    mail), `rounds` times, alternating with the base checkout when given; then the top of
+    this checkout's profile."""
+    script = str(ROOT / "bench" / "cpu_per_move.py")
+    roots = {"this checkout": ROOT} | ({"base checkout": base} if base else {})
+    figures = {name: [] for name in roots}
+
+    def run(root, *extra):
+        result = subprocess.run(
+            [sys.executable, script, "--moves", str(moves), "--root", str(root), *extra],
+            env=env_for(ROOT),
+            check=True,
+            capture_output=True,
+            text=True,
+        )
+        return result.stdout
+
+    for _ in range(rounds):
+        for name, root in roots.items():
+            figures[name].append(float(run(root).split()[1]))
+    reference = statistics.median(figures["base checkout"]) if base else None
+    mine = statistics.median(figures["this checkout"])
     report(
-        "move mail through mail_handler.py (median)",
-        f"{h:.1f} ms",
-        f"python -c pass {b:.1f} ms",
-        f"{h / b:.1f}x",
+        f"CPU per accepted move, pbm serve's writer path, text-only mail (median of {rounds} x {moves})",
+        f"{mine:.2f} ms",
+        f"base checkout {reference:.2f} ms" if base else "target 2 ms",
+        f"{mine / reference:.2f}" if base else f"{mine / 2:.2f}",
     )
-    return h
+    print(run(ROOT, "--profile", "--top", "20"))
+    return mine
 
 
 # -- 2. pbm serve throughput --------------------------------------------------------------
@@ -576,7 +668,11 @@ def main():
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--markdown")
     parser.add_argument(
-        "--only", help="comma-separated: pipe, serve, scaling, engines, pictures, htmlmail, web"
+        "--only",
+        help="comma-separated: pipe, cpu, serve, scaling, engines, pictures, htmlmail, web",
+    )
+    parser.add_argument(
+        "--base", help="another checkout (the code before a change) measured beside this one"
     )
     parser.add_argument("--send", nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -586,9 +682,12 @@ def main():
     print(f"machine: {machine()}", flush=True)
     with tempfile.TemporaryDirectory(prefix="pbm-bench-") as tmp:
         work = Path(tmp)
-        wanted = args.only or "pipe,serve,scaling,engines,pictures,htmlmail,web"
+        wanted = args.only or "pipe,cpu,serve,scaling,engines,pictures,htmlmail,web"
+        base = Path(args.base).resolve() if args.base else None
         if "pipe" in wanted:
-            per_message_cost(work, 11 if args.quick else 31)
+            per_message_cost(work, 15 if args.quick else 31, base)
+        if "cpu" in wanted:
+            cpu_per_move(100 if args.quick else 300, 3 if args.quick else 7, base)
         if "serve" in wanted:
             serve_throughput(work, 30 if args.quick else 150, 16, 5 if args.quick else 25)
         if "scaling" in wanted:

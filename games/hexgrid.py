@@ -467,8 +467,12 @@ def _spread(letters: list[str], first: int, last: int) -> str:
 def _symbol_function(board: HexBoard, symbols: Symbols) -> Callable[[Cell], str]:
     lookup = (lambda cell: symbols.get(cell, ".")) if isinstance(symbols, Mapping) else symbols
 
+    valid = set()  # a board has a handful of symbols and many cells: each checked once
+
     def checked(cell: Cell) -> str:
         text = lookup(cell)
+        if isinstance(text, str) and text in valid:
+            return text
         if not (
             isinstance(text, str)
             and len(text) == 1
@@ -480,6 +484,7 @@ def _symbol_function(board: HexBoard, symbols: Symbols) -> Callable[[Cell], str]
                 f"the symbol for {board.name(cell)} must be one printable ASCII character "
                 f"other than a blank, not {text!r}"
             )
+        valid.add(text)
         return text
 
     return checked

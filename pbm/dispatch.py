@@ -11,7 +11,7 @@ import traceback
 from contextlib import contextmanager
 from dataclasses import replace
 
-from . import commands  # noqa: F401  (registers every command with the grammar)
+from . import commands  # noqa: F401  (the grammar loads each command module on demand)
 from .boards import Board
 from .clock import DAY, HOUR, now, parse_stamp, show_time, stamp
 from .failures import TransientError, is_transient

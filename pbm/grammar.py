@@ -4,7 +4,6 @@ Parsing is pure: it turns text into a `Parsed` command (or a `GrammarError`) wit
 touching the database, so the same words mean the same thing through every door.
 """
 
-import difflib
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -108,6 +107,21 @@ class CommandSpec:
 
 
 REGISTRY: dict[str, list[CommandSpec]] = {"global": [], "game": []}
+_command_loaders: list[Callable[[str | None], None]] = []
+
+
+def use_command_loader(loader: Callable[[str | None], None]) -> None:
+    """pbm.commands' loader: loader(word) imports the command modules that may define
+    `word`, loader(None) all of them. A mail runs one command: only its module need load."""
+    _command_loaders[:] = [loader]
+
+
+def specs_for(scope: str, word: str | None = None) -> list[CommandSpec]:
+    """The registered specs of a scope, once the modules that may define `word` (every
+    module when word is None) are loaded."""
+    for loader in _command_loaders:
+        loader(word)
+    return REGISTRY[scope]
 
 
 def command(name, scope, syntax, **fields):
@@ -229,6 +243,8 @@ def _check_server_options(raw, timeouts):
 
 
 def did_you_mean(word: str, candidates) -> str:
+    import difflib  # deferred: start-up of the mail pipe; only an unknown word needs it
+
     close = difflib.get_close_matches(word.lower(), list(candidates), n=1, cutoff=0.75)
     return f' Did you mean "{close[0]}"?' if close else ""
 
@@ -278,16 +294,18 @@ def parse(text: str, games: dict, timeouts=(7, 21)) -> Parsed:
                 f'No command given for {game.display_name}. Send "help {game.name}" for its commands.',
                 game=game,
             )
-        candidates = sorted({w for s in REGISTRY["game"] for w in (s.word, *s.aliases)})
     else:
         scope, words = "global", positional
-        candidates = sorted({s.word for s in REGISTRY["global"]} | {g.name for g in games.values()})
-    specs = _resolve(words[0], REGISTRY[scope])
+    specs = _resolve(words[0], specs_for(scope, words[0]))
     if not specs:
-        unknown = f'Unknown command "{words[0]}".' + did_you_mean(words[0], candidates)
+        if game is not None:
+            candidates = {w for s in specs_for("game") for w in (s.word, *s.aliases)}
+        else:
+            candidates = {s.word for s in specs_for("global")} | {g.name for g in games.values()}
+        unknown = f'Unknown command "{words[0]}".' + did_you_mean(words[0], sorted(candidates))
         if game is not None:
             raise GrammarError(unknown, game=game, advice=_game_word_advice(words[0], game))
-        game_specs = _resolve(words[0], REGISTRY["game"])
+        game_specs = _resolve(words[0], specs_for("game", words[0]))
         if game_specs:
             raise GrammarError(
                 unknown,
@@ -323,7 +341,7 @@ def _game_word_advice(word: str, game) -> str:
     meant = MOVE_WORD_SYNONYMS.get(word.lower())
     if meant is None:
         return f'Send "help {game.name}" for its commands.'
-    spec = _resolve(meant, REGISTRY["game"])[0]
+    spec = _resolve(meant, specs_for("game", meant))[0]
     what = "A draw is proposed" if meant == "propose" else "An undo is asked for"
     return f'{what} with "{spec.syntax_for(game)}"; the other players then accept or reject it.'
 
@@ -345,7 +363,7 @@ def games_advice(games) -> str:
 
 def _is_global_word(word: str) -> bool:
     lowered = word.lower()
-    return any(lowered == s.word or lowered in s.aliases for s in REGISTRY["global"])
+    return any(lowered == s.word or lowered in s.aliases for s in specs_for("global", lowered))
 
 
 def password_of(text: str):
@@ -360,7 +378,7 @@ def password_of(text: str):
         return None
     scope = "global" if _is_global_word(positional[0]) else "game"
     words = positional if scope == "global" else positional[1:]
-    specs = _resolve(words[0], REGISTRY[scope]) if words else []
+    specs = _resolve(words[0], specs_for(scope, words[0])) if words else []
     args = words[1:]
     if specs and specs[0].subword is not None:
         specs = [s for s in specs if args and s.subword == args[0].lower()]

@@ -8,7 +8,7 @@ CR/LF. Incoming values meet the same rules on the way in (`message_id_token`,
 """
 
 import re
-import unicodedata
+from base64 import b64encode
 from email.header import decode_header, make_header
 from email.utils import formataddr
 
@@ -22,6 +22,9 @@ _LABEL = r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
 ADDRESS_RE = re.compile(rf"(?=.{{1,64}}@){_ATOM}(?:\.{_ATOM})*@{_LABEL}(?:\.{_LABEL})*")
 # Printable ASCII but for space, < and >: one token of a Message-ID, nothing else.
 MESSAGE_ID_RE = re.compile(r"<([!-;=?-~]{1,250})>")
+
+
+ENCODED_WORD_BYTES = 45  # base64 of 45 bytes in =?utf-8?b?...?= is 72 characters
 
 
 class HeaderError(ValueError):
@@ -38,13 +41,39 @@ def _decoded(value: str) -> str:
         return value
 
 
+# Exactly the code points of Unicode categories Cc (C0, DEL, C1), Zl and Zp: one regular
+# expression instead of a category lookup per character (every header of every mail).
+CONTROL_RE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+SURROGATE_RE = re.compile("[\ud800-\udfff]")  # category Cs
+
+
 def is_control(char: str) -> bool:
     """C0, DEL, C1 and the Unicode line and paragraph separators."""
-    return unicodedata.category(char) in ("Cc", "Zl", "Zp")
+    return CONTROL_RE.fullmatch(char) is not None
 
 
 def has_control(value: str) -> bool:
-    return any(is_control(c) for c in value)
+    return CONTROL_RE.search(value) is not None
+
+
+def encoded_words(text: str) -> list[str]:
+    """`text` as RFC 2047 encoded words (UTF-8, base64), each short enough for a folded
+    line, never splitting a character; whitespace between them is not part of the text."""
+    words, chunk, size = [], [], 0
+    for char in text:
+        length = len(char.encode("utf-8"))
+        if size + length > ENCODED_WORD_BYTES and chunk:
+            words.append(_encoded_word("".join(chunk)))
+            chunk, size = [], 0
+        chunk.append(char)
+        size += length
+    if chunk:
+        words.append(_encoded_word("".join(chunk)))
+    return words
+
+
+def _encoded_word(text: str) -> str:
+    return f"=?utf-8?b?{b64encode(text.encode('utf-8')).decode('ascii')}?="
 
 
 def message_id_token(value: str | None) -> str | None:
@@ -64,7 +93,7 @@ def checked_address(value: str) -> str:
     address = value.strip()
     if address.startswith("<") and address.endswith(">"):
         address = address[1:-1]
-    shown = "".join("?" if is_control(c) else c for c in value)[:80]
+    shown = CONTROL_RE.sub("?", value)[:80]
     if not address.isascii() or has_control(address) or has_control(_decoded(address)):
         raise HeaderError(
             f'Invalid address "{shown}": write a plain address such as alice@example.org, '
@@ -109,9 +138,6 @@ def checked_header(name: str, value) -> str | None:
         tokens = [message_id_token(word) for word in value.split()]
         kept = [t for t in tokens if t is not None]
         return " ".join(kept) if kept else None
-    text = "".join(
-        " " if is_control(c) else "\ufffd" if unicodedata.category(c) == "Cs" else c
-        for c in _decoded(value)
-    )
+    text = SURROGATE_RE.sub("\ufffd", CONTROL_RE.sub(" ", _decoded(value)))
     text = re.sub(r" {2,}", " ", text.replace("=?", "= ?")).strip()
     return text[:MAX_TEXT_CHARS]

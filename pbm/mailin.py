@@ -8,9 +8,10 @@ import hashlib
 import logging
 import re
 import sys
-from email import policy
 from email.parser import BytesHeaderParser, BytesParser
+from email.policy import EmailPolicy
 from email.utils import getaddresses
+from functools import lru_cache
 
 from .bounds import (
     MAX_HEADER_BLOCK_BYTES,
@@ -41,6 +42,26 @@ FORWARD_MARKERS = (
     "begin forwarded message:",
     "---------- forwarded message",
 )
+
+
+class ParseOncePolicy(EmailPolicy):
+    """policy.default, but a header value is parsed once: the email package parses it again
+    on every access, and reading one mail asks for Content-Type alone nine times."""
+
+    def header_fetch_parse(self, name, value):
+        if hasattr(value, "name"):
+            return value
+        unfolded = value.replace("\r", "").replace("\n", "")  # as EmailPolicy does
+        return _parsed_header(self.header_factory, name, unfolded)
+
+
+@lru_cache(maxsize=256)
+def _parsed_header(factory, name: str, value: str):
+    # Parsed headers are immutable strings with their defects: safe to share.
+    return factory(name, value)
+
+
+READING = ParseOncePolicy()
 
 
 def _part_text(part) -> str:
@@ -238,15 +259,15 @@ def parse_bounded(raw: bytes, headers_only: bool):
     try:
         check_raw(raw)
         if headers_only:
-            return BytesHeaderParser(policy=policy.default).parsebytes(raw), None
-        message = BytesParser(policy=policy.default).parsebytes(raw)
+            return BytesHeaderParser(policy=READING).parsebytes(raw), None
+        message = BytesParser(policy=READING).parsebytes(raw)
         check_parsed(message)
         return message, None
     except TooComplex as error:
         problem = str(error)
     except RecursionError:
         problem = "its parts are nested too deeply"
-    return BytesHeaderParser(policy=policy.default).parsebytes(answer_headers(raw)), problem
+    return BytesHeaderParser(policy=READING).parsebytes(answer_headers(raw)), problem
 
 
 def reply_token(config, message, envelope_recipients) -> str | None:

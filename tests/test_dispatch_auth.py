@@ -5,7 +5,7 @@ board's syntax and existence, docs/spec/server.md §3.5.1 step 1) come first."""
 import pytest
 
 from pbm.dispatch import open_server
-from pbm.grammar import REGISTRY, parse
+from pbm.grammar import parse, specs_for
 
 WRONG_PASSWORD = [
     "add alice wrong alice@example.net",
@@ -54,7 +54,7 @@ def test_every_command_with_a_password_is_covered_here(board):
     """The list above names every command whose declaration says where a password stands."""
     with open_server(board.config) as server:
         covered = {id(parse(text, server.games).spec) for text in WRONG_PASSWORD}
-    declared = [s for specs in REGISTRY.values() for s in specs if s.auth is not None]
+    declared = [s for scope in ("global", "game") for s in specs_for(scope) if s.auth is not None]
     assert [s.name for s in declared if id(s) not in covered] == []
 
 

@@ -241,3 +241,48 @@ def test_the_password_cache_of_pbm_serve_remembers_only_successes():
     cache.remember("bob", "x", "h1")
     cache.remember("carol", "y", "h2")
     assert not cache.known("alice", "right", stored), "the oldest entry makes room"
+
+
+def test_the_command_module_table_names_what_each_module_registers():
+    """Issue 20.3: pbm.commands loads a module on demand by MODULES; it must be true."""
+    from pbm.commands import MODULES, load_commands
+    from pbm.grammar import specs_for
+
+    load_commands()
+    registered = {}
+    for scope in ("global", "game"):
+        for spec in specs_for(scope):
+            module = spec.handler.__module__.rsplit(".", 1)[1]
+            registered.setdefault(module, set()).update((spec.word, *spec.aliases))
+    assert registered == {module: set(words) for module, words in MODULES.items()}
+
+
+def test_no_word_or_abbreviation_resolves_into_two_modules():
+    """So the order in which modules happen to load never changes what a word means."""
+    from pbm.commands import MODULES, load_commands
+    from pbm.grammar import _resolve, specs_for
+
+    load_commands()
+    for word in {w for words in MODULES.values() for w in words}:
+        for end in range(1, len(word) + 1):
+            for scope in ("global", "game"):
+                matches = _resolve(word[:end], specs_for(scope))
+                assert len({s.handler.__module__ for s in matches}) <= 1, (word[:end], scope)
+
+
+def test_a_move_loads_only_the_command_modules_it_may_need():
+    import subprocess
+    import sys
+
+    probe = (
+        "import sys, pbm.dispatch\n"
+        "from pbm.grammar import password_of\n"
+        "assert password_of('lox move 101 alice secret a1') == ('alice', 'secret')\n"
+        "print(' '.join(sorted(m for m in sys.modules if m.startswith('pbm.commands.'))))\n"
+    )
+    loaded = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True
+    ).stdout.split()
+    # "move" may abbreviate "moveq" (pending); votes imports play as a sibling, not here.
+    assert set(loaded) <= {"pbm.commands.play", "pbm.commands.pending"}, loaded
+    assert "pbm.commands.play" in loaded

@@ -226,3 +226,24 @@ def test_a_move_by_mail_never_imports_sqlite_utils(server):
     assert result.returncode == 0, result.stderr.decode()
     assert result.stdout.decode().split() == ["[]"]
     assert {m["Subject"] for m in box.fresh()} == {"KnightPanic Board 101: alice vs bob"}
+
+
+def test_each_header_is_parsed_once_and_read_as_policy_default_reads_it():
+    import email
+    import email.policy
+
+    from pbm.mailin import READING
+
+    raw = (
+        b"From: =?utf-8?q?J=C3=B6rg?= <joerg@example.org>\r\n"
+        b"Subject: lox move 101 joerg\r\n secret a1\r\n"
+        b"Content-Type: text/plain; charset=utf-8\r\n\r\nbody\r\n"
+    )
+    ours = email.message_from_bytes(raw, policy=READING)
+    theirs = email.message_from_bytes(raw, policy=email.policy.default)
+    for name in ("From", "Subject", "Content-Type"):
+        assert str(ours[name]) == str(theirs[name])
+        assert type(ours[name]).__name__ == type(theirs[name]).__name__
+        assert ours[name] is ours[name], "parsed again on the second look"
+    assert ours["From"].addresses == theirs["From"].addresses
+    assert ours.get_content() == theirs.get_content()

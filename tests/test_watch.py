@@ -153,3 +153,30 @@ def test_showas_is_the_players_own_view(game):
     game.ok("knightpanic show 101", sender="bob@example.org")
     assert "queued" not in body_of(game.new_mails("bob@example.org")[-1])
     assert "Invalid password entered" in game.refused("knightpanic showas bob wrong 101")
+
+
+def test_each_board_picture_is_drawn_once_per_perspective(game, monkeypatch):
+    """Issue 20.2: two subscribers see the spectators' picture, drawn once for both."""
+    from games.knightpanic import KnightPanic
+
+    for watcher in ("carol", "dave"):
+        game.ok(f"knightpanic subscribe 101 {watcher} secret", sender=f"{watcher}@example.org")
+    game.new_mails()
+    drawn = []
+    original = KnightPanic.render_board
+
+    def counted(self, state, perspective, **view):
+        drawn.append(perspective)
+        return original(self, state, perspective, **view)
+
+    monkeypatch.setattr(KnightPanic, "render_board", counted)
+    game.ok("knightpanic move 101 alice secret c1-e5")
+    mails = game.new_mails()
+    assert sorted(m["To"] for m in mails) == [
+        "alice@example.org",
+        "bob@example.org",
+        "carol@example.org",
+        "dave@example.org",
+    ]
+    assert len(drawn) == len(set(drawn)) < len(mails), drawn
+    assert body_of(mails[2]).split("Subscribers")[0] == body_of(mails[3]).split("Subscribers")[0]

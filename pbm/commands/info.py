@@ -1,7 +1,7 @@
 """Information commands: help, list, games, show (docs/spec/server.md §3.2, §3.3)."""
 
 from ..boards import Board
-from ..grammar import REGISTRY, command, find_game, parse_board, with_suggestion
+from ..grammar import command, find_game, parse_board, specs_for, with_suggestion
 from ..position import replay
 from ..summary import board_table
 
@@ -46,7 +46,7 @@ def _help_topics(ctx) -> str:
 
 
 def _command_words():
-    return sorted({s.word for specs in REGISTRY.values() for s in specs})
+    return sorted({s.word for scope in ("global", "game") for s in specs_for(scope)})
 
 
 def _help_text(ctx, subject):
@@ -55,8 +55,8 @@ def _help_text(ctx, subject):
     if word == "commands":
         return ctx.render(
             "help/commands.txt",
-            global_specs=sorted(REGISTRY["global"], key=lambda s: s.name),
-            game_specs=sorted(REGISTRY["game"], key=lambda s: s.name),
+            global_specs=sorted(specs_for("global"), key=lambda s: s.name),
+            game_specs=sorted(specs_for("game"), key=lambda s: s.name),
         )
     if word == "tutorial":
         return ctx.render("help/tutorial.txt", games=list(games.values()))
@@ -66,7 +66,10 @@ def _help_text(ctx, subject):
     if game is not None:
         return _game_help(game)
     specs = [
-        s for scope in ("global", "game") for s in REGISTRY[scope] if word in (s.word, *s.aliases)
+        s
+        for scope in ("global", "game")
+        for s in specs_for(scope, word)
+        if word in (s.word, *s.aliases)
     ]
     if specs:
         return ctx.render("help/command.txt", specs=specs)

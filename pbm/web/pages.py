@@ -2,7 +2,7 @@
 (docs/spec/server.md §11.8). A spectator's view: no addresses, nothing of a player's
 own (queued moves, submissions), hidden information only after the game's end."""
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 
 from ..boardrecord import record_json, record_text
@@ -38,6 +38,11 @@ class Reading:
     server: object
     store: object
     now: datetime
+    drawn: dict = field(default_factory=dict)  # boards drawn for this request (summary.py)
+
+    @property
+    def config(self):
+        return self.server.config
 
 
 def picture(game, state, last_move=None) -> str | None:

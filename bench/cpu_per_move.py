@@ -1,0 +1,124 @@
+"""CPU per accepted `move` mail on `pbm serve`'s writer path, measured in process.
+
+Each move is a real RFC 822 message run through intake.process_message with pbm serve's own
+MailService as the pipeline (its early password check, its PasswordCache, its writer's
+DirectServer), only called inline instead of on its threads so that one process_time and one
+cProfile see all of it. Text-only mail, Maildir delivery, as `make bench` section 2 uses.
+
+    python bench/cpu_per_move.py [--moves N] [--profile] [--root CHECKOUT]
+
+prints `cpu_ms_per_move <figure>` (and with --profile the top of the profile). --root runs
+another checkout's code (the base commit, for a before/after from the same run).
+"""
+
+import argparse
+import cProfile
+import io
+import pstats
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+PLIES_PER_BOARD = 100  # a 13x13 Lox game lasts longer than this
+
+
+def _bench_helpers():
+    """bench.py's setup helpers (init_home, pbm, move_script, mail) without its own
+    sys.path change, so that --root decides which pbm is measured."""
+    import importlib.util
+
+    path = Path(__file__).resolve().parent / "bench.py"
+    saved = list(sys.path)
+    spec = importlib.util.spec_from_file_location("pbm_bench_helpers", path)
+    module = importlib.util.module_from_spec(spec)
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        sys.path[:] = saved
+    return module
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--moves", type=int, default=200)
+    parser.add_argument("--warmup", type=int, default=10)
+    parser.add_argument("--profile", action="store_true")
+    parser.add_argument("--top", type=int, default=25)
+    parser.add_argument("--root", default=str(Path(__file__).resolve().parent.parent))
+    args = parser.parse_args()
+    root = Path(args.root).resolve()
+    sys.path.insert(0, str(root))
+    import pbm.cli  # noqa: F401  (the code under test, loaded before bench.py's path change)
+
+    helpers = _bench_helpers()
+
+    from pbm.config import Config  # noqa: E402
+    from pbm.intake import process_message  # noqa: E402
+    from pbm.serve import MailService  # noqa: E402
+
+    assert Path(sys.modules["pbm"].__file__).resolve().is_relative_to(root), "wrong checkout"
+
+    class InlineService(MailService):
+        """pbm serve's handler with its writer's work done on the calling thread."""
+
+        def run(self, request, refusal, early):
+            return self._process(request, refusal, early)
+
+    with tempfile.TemporaryDirectory(prefix="pbm-cpu-") as tmp:
+        home = helpers.init_home(Path(tmp) / "home")
+        for userid in ("white", "black"):
+            helpers.pbm(home, "signup", userid, "secret", f"{userid}@bench.example")
+        total = args.warmup + args.moves
+        boards = -(-total // PLIES_PER_BOARD)
+        for _ in range(boards):
+            helpers.pbm(home, helpers.GAME, "challenge", "white", "black", f"-size={helpers.SIZE}")
+        script = helpers.move_script(-(-total // boards))
+        mails = []
+        for ply, move in enumerate(script, start=1):
+            userid = "white" if ply % 2 else "black"
+            for board in range(boards):
+                message = helpers.mail(
+                    f"{userid}@bench.example",
+                    f"{helpers.GAME} move {101 + board} {userid} secret {move}#{ply}",
+                    f"{board}-{ply}",
+                )
+                mails.append((f"{userid}@bench.example", message.as_bytes()))
+        mails = mails[:total]
+        config = Config.load(home)
+        service = InlineService(config)
+
+        def play(batch):
+            for sender, raw in batch:
+                outcome = process_message(raw, len(raw), sender, pipeline=service, config=config)
+                assert outcome.consumed and outcome.result.ok, outcome
+
+        # The first moves pay argon2 once per player and fill the template caches.
+        play(mails[: args.warmup])
+        measured = mails[args.warmup :]
+        # CPU time, as the figure: a wall-clock profile would be mostly the fsyncs.
+        profiler = cProfile.Profile(time.process_time) if args.profile else None
+        start_cpu, start_wall = time.process_time(), time.perf_counter()
+        if profiler:
+            profiler.enable()
+        play(measured)
+        if profiler:
+            profiler.disable()
+        cpu = (time.process_time() - start_cpu) / len(measured) * 1000
+        wall = (time.perf_counter() - start_wall) / len(measured) * 1000
+        service._close_database()  # opened on this thread, closed on it
+        service.worker.shutdown()
+        service.readers.shutdown()
+        print(f"cpu_ms_per_move {cpu:.3f}")
+        print(f"wall_ms_per_move {wall:.3f}")
+        if profiler:
+            out = io.StringIO()
+            stats = pstats.Stats(profiler, stream=out)
+            stats.sort_stats("tottime").print_stats(args.top)
+            out.write("\n")
+            stats.sort_stats("cumulative").print_stats(args.top)
+            print(out.getvalue())
+
+
+if __name__ == "__main__":
+    main()
