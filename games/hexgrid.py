@@ -493,3 +493,101 @@ def _separator(left_marked: bool, right_marked: bool) -> str:
     if left_marked:
         return "|" if right_marked else "]"
     return "[" if right_marked else " "
+
+
+# -- flat tables for the fast game engines (issue 21) ----------------------------------------
+#
+# The engines of KnightVision, Lox and Uknight keep a cell as an int and a set of cells as an
+# int bit set. A cell (q, r) is bit (q - q0) * stride + (r - r0) of a grid one cell taller than
+# the board's bounding box (q0, r0 its lowest corner): every step D0..D5 is then a fixed shift
+# (DIRECTIONS[d] = (dq, dr) is dq * stride + dr), and a step off the board lands on a bit no
+# cell has (the spare row, or outside the hexagon), so that a shift of a whole bit set moves
+# every stone one step at once and masking with the board drops what fell off.
+
+
+class CellTables:
+    """One board's geometry as flat per-cell tables indexed by a cell's bit number.
+
+    Attributes (read-only):
+      board       the HexBoard
+      cells       every cell's index, in the board's notation order (board.cells)
+      index       Cell -> index;  cell_at: index -> Cell (None on spare bits)
+      names       index -> canonical name (None on spare bits)
+      neighbours  index -> adjacent indices, D0..D5 order;  neighbour_count likewise
+      knights     index -> knight-cell indices, docs/spec/games/hexgrid.md §3.2 order
+      rays        index -> six tuples of indices, ray d outwards along direction d
+      bits        index -> 1 << index;  mask: every cell's bit
+      edge_masks  edge i of board.edges as a bit set
+      shifts      the index step of D0..D5
+    """
+
+    def __init__(self, board: HexBoard):
+        self.board = board
+        q0 = min(q for q, _ in board.cells)
+        r0 = min(r for _, r in board.cells)
+        self.stride = stride = max(r for _, r in board.cells) - r0 + 2
+        self.index = {(q, r): (q - q0) * stride + (r - r0) for q, r in board.cells}
+        self.cells = tuple(self.index[cell] for cell in board.cells)
+        length = max(self.cells) + 1
+        self.length = length
+        self.cell_at: list[Cell | None] = [None] * length
+        for cell, number in self.index.items():
+            self.cell_at[number] = cell
+
+        def per_cell(value) -> list:
+            table = [None] * length
+            for cell, number in self.index.items():
+                table[number] = value(cell)
+            return table
+
+        index = self.index
+        self.names = per_cell(board.name)
+        self.neighbours = per_cell(lambda cell: tuple(index[c] for c in board.neighbours[cell]))
+        self.neighbour_count = per_cell(board.neighbour_count.get)
+        self.knights = per_cell(lambda cell: tuple(index[c] for c in board.knights[cell]))
+        self.rays = per_cell(
+            lambda cell: tuple(tuple(index[c] for c in ray) for ray in board.rays[cell])
+        )
+        self.bits = [1 << number for number in range(length)]
+        self.mask = sum(1 << number for number in self.cells)
+        self.edge_masks = tuple(sum(1 << index[c] for c in edge) for edge in board.edges)
+        self.shifts = tuple(dq * stride + dr for dq, dr in DIRECTIONS)
+
+    def grow(self, cells: int, within: int) -> int:
+        """The cells of within connected to cells (a bit set) through cells of within."""
+        reached = cells & within
+        stride = self.stride
+        while True:
+            grown = (
+                reached
+                | reached << 1
+                | reached >> 1
+                | reached << stride
+                | reached >> stride
+                | reached << (stride - 1)
+                | reached >> (stride - 1)
+            ) & within
+            if grown == reached:
+                return reached
+            reached = grown
+
+    def joins(self, cells: int, edge: int, other: int) -> bool:
+        """Whether a group of the cells (a bit set) touches both edge bit sets."""
+        if not (cells & edge and cells & other):
+            return False
+        return bool(self.grow(cells & edge, cells) & other)
+
+    def indices(self, cells: int) -> list[int]:
+        """The indices of a bit set, lowest first."""
+        found = []
+        while cells:
+            low = cells & -cells
+            found.append(low.bit_length() - 1)
+            cells ^= low
+        return found
+
+
+@functools.cache
+def cell_tables(board: HexBoard) -> CellTables:
+    """The flat tables of a board, built once per board (boards are cached per size)."""
+    return CellTables(board)
