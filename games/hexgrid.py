@@ -516,6 +516,7 @@ class CellTables:
       neighbours  index -> adjacent indices, D0..D5 order;  neighbour_count likewise
       knights     index -> knight-cell indices, docs/spec/games/hexgrid.md §3.2 order
       rays        index -> six tuples of indices, ray d outwards along direction d
+      line_masks  index -> the cells of its six rays as a bit set (the cells on a line with it)
       bits        index -> 1 << index;  mask: every cell's bit
       edge_masks  edge i of board.edges as a bit set
       shifts      the index step of D0..D5
@@ -549,6 +550,10 @@ class CellTables:
             lambda cell: tuple(tuple(index[c] for c in ray) for ray in board.rays[cell])
         )
         self.bits = [1 << number for number in range(length)]
+        self.line_masks = [
+            None if rays is None else sum(1 << other for ray in rays for other in ray)
+            for rays in self.rays
+        ]
         self.mask = sum(1 << number for number in self.cells)
         self.edge_masks = tuple(sum(1 << index[c] for c in edge) for edge in board.edges)
         self.shifts = tuple(dq * stride + dr for dq, dr in DIRECTIONS)
