@@ -498,11 +498,12 @@ def _separator(left_marked: bool, right_marked: bool) -> str:
 # -- flat tables for the fast game engines (issue 21) ----------------------------------------
 #
 # The engines of KnightVision, Lox and Uknight keep a cell as an int and a set of cells as an
-# int bit set. A cell (q, r) is bit (q - q0) * stride + (r - r0) of a grid one cell taller than
-# the board's bounding box (q0, r0 its lowest corner): every step D0..D5 is then a fixed shift
-# (DIRECTIONS[d] = (dq, dr) is dq * stride + dr), and a step off the board lands on a bit no
-# cell has (the spare row, or outside the hexagon), so that a shift of a whole bit set moves
-# every stone one step at once and masking with the board drops what fell off.
+# int bit set. With (a, b) = board.sort_key(cell), (q, r) or (q, -r), a cell is bit
+# (a - a0) * stride + (b - b0) of a grid one cell taller than the board's bounding box (a0, b0
+# its lowest corner), so that indices ascend in notation order (listings come out in the order
+# the rules' texts always had), every step D0..D5 is a fixed shift, and a step off the board
+# lands on a bit no cell has (the spare row, or outside the hexagon): a shift of a whole bit set
+# moves every stone one step at once, and masking with the board drops what fell off.
 
 
 class CellTables:
@@ -517,6 +518,7 @@ class CellTables:
       knights     index -> knight-cell indices, docs/spec/games/hexgrid.md §3.2 order
       rays        index -> six tuples of indices, ray d outwards along direction d
       line_masks  index -> the cells of its six rays as a bit set (the cells on a line with it)
+      neighbour_masks, knight_masks  index -> its neighbours, its knight cells as a bit set
       bits        index -> 1 << index;  mask: every cell's bit
       edge_masks  edge i of board.edges as a bit set
       shifts      the index step of D0..D5
@@ -524,10 +526,11 @@ class CellTables:
 
     def __init__(self, board: HexBoard):
         self.board = board
-        q0 = min(q for q, _ in board.cells)
-        r0 = min(r for _, r in board.cells)
-        self.stride = stride = max(r for _, r in board.cells) - r0 + 2
-        self.index = {(q, r): (q - q0) * stride + (r - r0) for q, r in board.cells}
+        keys = {cell: board.sort_key(cell) for cell in board.cells}
+        a0 = min(a for a, _ in keys.values())
+        b0 = min(b for _, b in keys.values())
+        self.stride = stride = max(b for _, b in keys.values()) - b0 + 2
+        self.index = {cell: (a - a0) * stride + (b - b0) for cell, (a, b) in keys.items()}
         self.cells = tuple(self.index[cell] for cell in board.cells)
         length = max(self.cells) + 1
         self.length = length
@@ -550,27 +553,42 @@ class CellTables:
             lambda cell: tuple(tuple(index[c] for c in ray) for ray in board.rays[cell])
         )
         self.bits = [1 << number for number in range(length)]
+        self.neighbour_masks = [
+            None if near is None else sum(1 << other for other in near) for near in self.neighbours
+        ]
+        self.knight_masks = [
+            None if near is None else sum(1 << other for other in near) for near in self.knights
+        ]
         self.line_masks = [
             None if rays is None else sum(1 << other for ray in rays for other in ray)
             for rays in self.rays
         ]
         self.mask = sum(1 << number for number in self.cells)
         self.edge_masks = tuple(sum(1 << index[c] for c in edge) for edge in board.edges)
-        self.shifts = tuple(dq * stride + dr for dq, dr in DIRECTIONS)
+        origin = board.sort_key((0, 0))
+        self.shifts = tuple(
+            (a - origin[0]) * stride + (b - origin[1])
+            for a, b in (board.sort_key(direction) for direction in DIRECTIONS)
+        )
+        self._byte_count = (length + 7) // 8
+        self._byte_bits = [
+            [tuple(8 * offset + bit for bit in range(8) if byte >> bit & 1) for byte in range(256)]
+            for offset in range(self._byte_count)
+        ]
 
     def grow(self, cells: int, within: int) -> int:
         """The cells of within connected to cells (a bit set) through cells of within."""
         reached = cells & within
-        stride = self.stride
+        one, two, three = (abs(shift) for shift in self.shifts[:3])  # D3..D5: the opposites
         while True:
             grown = (
                 reached
-                | reached << 1
-                | reached >> 1
-                | reached << stride
-                | reached >> stride
-                | reached << (stride - 1)
-                | reached >> (stride - 1)
+                | reached << one
+                | reached >> one
+                | reached << two
+                | reached >> two
+                | reached << three
+                | reached >> three
             ) & within
             if grown == reached:
                 return reached
@@ -582,13 +600,16 @@ class CellTables:
             return False
         return bool(self.grow(cells & edge, cells) & other)
 
+    def united(self, cells: int) -> bool:
+        """Whether the cells (a bit set) are at least one and all in one group."""
+        return bool(cells) and self.grow(cells & -cells, cells) == cells
+
     def indices(self, cells: int) -> list[int]:
-        """The indices of a bit set, lowest first."""
+        """The indices of a bit set, lowest first: byte by byte, each byte's bits looked up."""
         found = []
-        while cells:
-            low = cells & -cells
-            found.append(low.bit_length() - 1)
-            cells ^= low
+        for byte, bits in zip(cells.to_bytes(self._byte_count, "little"), self._byte_bits):
+            if byte:
+                found += bits[byte]
         return found
 
 

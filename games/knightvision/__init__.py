@@ -16,7 +16,7 @@ the picture.
 import re
 
 from games.hexgrid import Cell, RhombusBoard, cells_between, line_direction
-from games.knightvision.engine import STACK, STACK_THRESHOLD, KnightVisionEngine
+from games.knightvision.engine import STACK_THRESHOLD, KnightVisionEngine
 from pbm import hookimpl
 from pbm.game import BaseGame, MoveError, Number
 
@@ -230,7 +230,7 @@ class KnightVision(BaseGame):
             return index[board.parse(throw.group(1))], index[board.parse(throw.group(3))]
         placement = PLACEMENT_RE.fullmatch(move)
         cell = index[board.parse(placement.group(1))]
-        return cell + STACK if placement.group(2) else cell
+        return 2 * cell + (1 if placement.group(2) else 0)
 
     # -- display ---------------------------------------------------------------------
 

@@ -4,13 +4,15 @@ one implementation the plugin contract goes through too.
 Representation: a cell is its index in games/hexgrid.py's cell_tables. `owner` is a list by
 index (VACANT, WHITE or BLACK); `pieces[seat]` and `stacks[seat]` are int bit sets of the
 seat's pieces and of those carrying an axe. `near[seat]` counts, by index, the seat's pieces
-a knight's move away, and `reach[seat]` is a bytearray flagging the vacant cells with at
-least one (the seat's placements, §4.1), both kept up to date by play around the cells it
-changes, so that listing the placements is one C-level compress. Throws (§4.2) are walked
-along the stacks' rays. The win test (§5: the seat now on move has a chain) is a bit-set
+a knight's move away, and `placeable[seat]` is a bytearray flagging the seat's placements
+(§4.1), a knight on cell i at 2i (a vacant cell with one or more) and a stack at 2i + 1
+(three or more), both kept up to date by play around the cells it changes, so that listing
+the placements is one C-level compress, in the order of their texts. The throws of each
+stack (§4.2) are walked along its rays once and kept in `throws` until a cell on a line
+with it changes hands. The win test (§5: the seat now on move has a chain) is a bit-set
 flood from one of its edges through its pieces, made only when they touch both edges.
 
-A move is an int: a knight's cell index, or that plus STACK for a stack; a throw is the
+A move is an int, 2i for a knight placed on cell i and 2i + 1 for a stack; a throw is the
 pair (stack, landing) of indices; "pass". Texts and the JSON state are built only when
 asked for.
 """
@@ -31,7 +33,6 @@ PIECES = {".": (VACANT, False), "w": (WHITE, False), "b": (BLACK, False)}
 PIECES.update({"W": (WHITE, True), "B": (BLACK, True)})
 # friendly pieces at a knight's move needed to place a stack (docs/spec/games/knightvision.md §4.1)
 STACK_THRESHOLD = 3
-STACK = 1 << 12  # added to a cell index: a stack placement (boards have < 4096 indices)
 PASS = "pass"
 
 
@@ -49,7 +50,7 @@ def chain_reason(seat: int) -> str:
 
 class KnightVisionEngine(Engine):
     __slots__ = (
-        "options", "tables", "owner", "pieces", "stacks", "near", "reach", "crowd", "vacant",
+        "options", "tables", "owner", "pieces", "stacks", "near", "placeable", "vacant",
         "throws", "free", "seat", "winner", "last",
     )  # fmt: skip
 
@@ -63,8 +64,7 @@ class KnightVisionEngine(Engine):
         engine.owner = [VACANT] * length
         engine.pieces, engine.stacks = [0, 0], [0, 0]
         engine.near = [[0] * length, [0] * length]
-        engine.reach = [bytearray(length), bytearray(length)]
-        engine.crowd = [bytearray(length), bytearray(length)]
+        engine.placeable = [bytearray(2 * length), bytearray(2 * length)]
         engine.vacant = bytearray(length)
         for row_cells, row in zip(rows, state["rows"]):
             for index, symbol in zip(row_cells, row):
@@ -75,7 +75,7 @@ class KnightVisionEngine(Engine):
                     engine._add(index, seat)
                     if stack:
                         engine.stacks[seat] |= tables.bits[index]
-        engine._mark_reach(tables.cells)
+        engine._mark_placeable(tables.cells)
         engine.throws = {}
         engine.free = [WHITE in state["free"], BLACK in state["free"]]
         engine.seat = state["to_move"]
@@ -84,27 +84,25 @@ class KnightVisionEngine(Engine):
         return engine
 
     def _add(self, index: int, seat: int) -> None:
-        """seat's piece on index, counted at its knight cells (reach is marked by the caller)."""
+        """seat's piece on index, counted at its knight cells (placeable is marked by the caller)."""
         self.owner[index] = seat
         self.pieces[seat] |= self.tables.bits[index]
         near = self.near[seat]
         for knight in self.tables.knights[index]:
             near[knight] += 1
 
-    def _mark_reach(self, indices) -> None:
+    def _mark_placeable(self, indices) -> None:
         vacant = self.vacant
-        (white_near, black_near), (white_reach, black_reach) = self.near, self.reach
-        white_crowd, black_crowd = self.crowd
+        (white_near, black_near), (white, black) = self.near, self.placeable
         for index in indices:
+            knight = 2 * index
             if vacant[index]:
-                white, black = white_near[index], black_near[index]
-                white_reach[index] = white > 0
-                black_reach[index] = black > 0
-                white_crowd[index] = white >= STACK_THRESHOLD
-                black_crowd[index] = black >= STACK_THRESHOLD
+                white[knight] = white_near[index] > 0
+                black[knight] = black_near[index] > 0
+                white[knight + 1] = white_near[index] >= STACK_THRESHOLD
+                black[knight + 1] = black_near[index] >= STACK_THRESHOLD
             else:
-                white_reach[index] = black_reach[index] = 0
-                white_crowd[index] = black_crowd[index] = 0
+                white[knight] = black[knight] = white[knight + 1] = black[knight + 1] = 0
 
     # -- the search contract -----------------------------------------------------------
 
@@ -117,9 +115,8 @@ class KnightVisionEngine(Engine):
         if self.winner is not None:
             return []
         if self.free[seat]:
-            return list(compress(range(self.tables.length), self.vacant))
-        moves = list(compress(range(self.tables.length), self.reach[seat]))
-        moves += compress(range(STACK, STACK + self.tables.length), self.crowd[seat])
+            return list(compress(range(0, 2 * self.tables.length, 2), self.vacant))
+        moves = list(compress(range(2 * self.tables.length), self.placeable[seat]))
         stacks = self.stacks[seat]
         if stacks:
             throws = self.throws
@@ -178,14 +175,14 @@ class KnightVisionEngine(Engine):
                 self._add(landing, seat)
                 self._forget_throws(landing)
             else:
-                index = move & (STACK - 1)
-                if move & STACK:
+                index = move >> 1
+                if move & 1:
                     self.stacks[seat] |= bits[index]
                 self.vacant[index] = 0
                 self._add(index, seat)
                 self._forget_throws(index)
                 changed = self.tables.knights[index] + (index,)
-            self._mark_reach(changed)
+            self._mark_placeable(changed)
             self.free[seat] = False
         self.seat = 1 - seat
         self._judge()
@@ -219,8 +216,7 @@ class KnightVisionEngine(Engine):
         twin.owner = self.owner[:]
         twin.pieces, twin.stacks = self.pieces[:], self.stacks[:]
         twin.near = [self.near[0][:], self.near[1][:]]
-        twin.reach = [self.reach[0][:], self.reach[1][:]]
-        twin.crowd = [self.crowd[0][:], self.crowd[1][:]]
+        twin.placeable = [self.placeable[0][:], self.placeable[1][:]]
         twin.vacant = self.vacant[:]
         twin.throws = dict(self.throws)
         twin.free = self.free[:]
@@ -242,7 +238,7 @@ class KnightVisionEngine(Engine):
         if last.__class__ is tuple:
             start, landing, captures = last
             return f"{names[start]}{'x' if captures else '-'}{names[landing]}"
-        return names[last & (STACK - 1)] + ("+" if last & STACK else "")
+        return names[last >> 1] + ("+" if last & 1 else "")
 
     def state(self) -> dict:
         owner, stacks = self.owner, self.stacks
