@@ -518,7 +518,7 @@ class CellTables:
       knights     index -> knight-cell indices, docs/spec/games/hexgrid.md §3.2 order
       rays        index -> six tuples of indices, ray d outwards along direction d
       line_masks  index -> the cells of its six rays as a bit set (the cells on a line with it)
-      neighbour_masks, knight_masks  index -> its neighbours, its knight cells as a bit set
+      knight_masks  index -> its knight cells as a bit set
       bits        index -> 1 << index;  mask: every cell's bit
       edge_masks  edge i of board.edges as a bit set
       shifts      the index step of D0..D5
@@ -553,9 +553,6 @@ class CellTables:
             lambda cell: tuple(tuple(index[c] for c in ray) for ray in board.rays[cell])
         )
         self.bits = [1 << number for number in range(length)]
-        self.neighbour_masks = [
-            None if near is None else sum(1 << other for other in near) for near in self.neighbours
-        ]
         self.knight_masks = [
             None if near is None else sum(1 << other for other in near) for near in self.knights
         ]
@@ -570,6 +567,7 @@ class CellTables:
             (a - origin[0]) * stride + (b - origin[1])
             for a, b in (board.sort_key(direction) for direction in DIRECTIONS)
         )
+        self._grow_shifts = tuple(abs(shift) for shift in self.shifts[:3])  # D3..D5: opposites
         self._byte_count = (length + 7) // 8
         self._byte_bits = [
             [tuple(8 * offset + bit for bit in range(8) if byte >> bit & 1) for byte in range(256)]
@@ -579,7 +577,7 @@ class CellTables:
     def grow(self, cells: int, within: int) -> int:
         """The cells of within connected to cells (a bit set) through cells of within."""
         reached = cells & within
-        one, two, three = (abs(shift) for shift in self.shifts[:3])  # D3..D5: the opposites
+        one, two, three = self._grow_shifts
         while True:
             grown = (
                 reached
@@ -593,6 +591,18 @@ class CellTables:
             if grown == reached:
                 return reached
             reached = grown
+
+    def adjacent(self, cells: int) -> int:
+        """Every cell next to one of the cells (a bit set), as a bit set."""
+        one, two, three = self._grow_shifts
+        return (
+            cells << one
+            | cells >> one
+            | cells << two
+            | cells >> two
+            | cells << three
+            | cells >> three
+        ) & self.mask
 
     def joins(self, cells: int, edge: int, other: int) -> bool:
         """Whether a group of the cells (a bit set) touches both edge bit sets."""

@@ -5,10 +5,10 @@ Representation: a cell is its index in games/hexgrid.py's cell_tables. `owner` i
 index (VACANT, WHITE or BLACK), `vacant` a bytearray of the vacant cells; `stones[seat]` and
 `doubles[seat]` are int bit sets of the seat's stones and of those carrying an axe.
 `near[seat]` counts, by index, the seat's stones a knight's move away (placements, §4.2,
-and axes won on arrival), and `reach[seat]` flags the vacant cells with at least one, both
-kept up to date around each cell that changes, so that the placements are one C-level
-compress of the flags and a stone's knight moves one compress of its precomputed moves by
-vacancy. Qualifying stones (§4.1) and the single group (§2) are bit-set tests; throws are
+and axes won on arrival), `reach[seat]` flags the vacant cells with at least one, and
+`movable[seat]` flags the seat's knight moves (§4.3) among all the board's, precomputed
+one slot each; all are kept up to date around each cell that changes, so that the
+placements and the knight moves are each one C-level compress of their flags. Qualifying stones (§4.1) and the single group (§2) are bit-set tests; throws are
 walked along the doubles' rays.
 
 A move is a placement's cell index, (MOVE, start, end) or (THROW, start, end) for an
@@ -40,32 +40,38 @@ REMOVAL = "rem"
 
 @functools.cache
 def layout(size: int):
-    """(tables, name -> index, index -> its knight moves, index -> its throws ray by ray)."""
+    """(tables, name -> index, knight_moves, first_slot, towards, throws): knight_moves, every
+    (MOVE, start, end) of the board in notation order, a slot each, start's from slot
+    first_slot[start] on; towards[i], the (start, slot) of every knight move ending on i;
+    throws[i], the throws from i ray by ray."""
     tables = cell_tables(HexHexBoard(size))
-    knight_moves, throws = [None] * tables.length, [None] * tables.length
+    knight_moves, first_slot = [], [None] * tables.length
+    towards = [[] for _ in range(tables.length)]
+    throws = [None] * tables.length
     for start in tables.cells:
-        knight_moves[start] = tuple((MOVE, start, end) for end in tables.knights[start])
+        first_slot[start] = len(knight_moves)
+        for end in tables.knights[start]:
+            towards[end].append((start, len(knight_moves)))
+            knight_moves.append((MOVE, start, end))
         throws[start] = tuple(
             tuple((THROW, start, end) for end in ray) for ray in tables.rays[start]
         )
     by_name = {tables.names[index]: index for index in tables.cells}
-    return tables, by_name, knight_moves, throws
+    towards = [tuple(moves) for moves in towards]
+    return tables, by_name, knight_moves, first_slot, towards, throws
 
 
 def qualifying(tables, own: int, theirs: int) -> list[int]:
     """docs/spec/games/uknight.md §4.1: of the own stones (a bit set), those with no own
     neighbour whose every knight cell holds an opponent piece (theirs, a bit set)."""
-    neighbours, knights = tables.neighbour_masks, tables.knight_masks
-    return [
-        index
-        for index in tables.indices(own)
-        if not neighbours[index] & own and not knights[index] & ~theirs
-    ]
+    knights = tables.knight_masks
+    alone = own & ~tables.adjacent(own)
+    return [index for index in tables.indices(alone) if not knights[index] & ~theirs]
 
 
 class UknightEngine(Engine):
     __slots__ = (
-        "options", "tables", "owner", "vacant", "stones", "doubles", "near", "reach",
+        "options", "tables", "owner", "vacant", "stones", "doubles", "near", "reach", "movable",
         "seat", "turns", "phase", "passes", "last", "result",
     )  # fmt: skip
 
@@ -73,7 +79,7 @@ class UknightEngine(Engine):
     def from_state(cls, state) -> "UknightEngine":
         engine = object.__new__(cls)
         engine.options = state["options"]
-        tables, by_name, _, _ = layout(state["options"]["size"])
+        tables, by_name, knight_moves, *_ = layout(state["options"]["size"])
         engine.tables = tables
         length = tables.length
         engine.owner = [VACANT] * length
@@ -83,6 +89,7 @@ class UknightEngine(Engine):
         engine.stones, engine.doubles = [0, 0], [0, 0]
         engine.near = [[0] * length, [0] * length]
         engine.reach = [bytearray(length), bytearray(length)]
+        engine.movable = [bytearray(len(knight_moves)), bytearray(len(knight_moves))]
         for name, symbol in state["pieces"].items():
             seat, double = PIECES[symbol]
             engine._put(by_name[name], seat, double)
@@ -107,6 +114,15 @@ class UknightEngine(Engine):
             near[knight] += 1
         self._mark_reach(knights)
         self.reach[0][index] = self.reach[1][index] = 0
+        _, _, _, first_slot, towards, _ = layout(self.options["size"])
+        slot = first_slot[index]
+        self.movable[seat][slot : slot + len(knights)] = bytes(
+            map(self.vacant.__getitem__, knights)
+        )
+        owner, movable = self.owner, self.movable
+        for start, slot in towards[index]:
+            if owner[start] != VACANT:
+                movable[owner[start]][slot] = 0
 
     def _take(self, index: int) -> None:
         seat = self.owner[index]
@@ -120,6 +136,13 @@ class UknightEngine(Engine):
         for knight in knights:
             near[knight] -= 1
         self._mark_reach(knights + (index,))
+        _, _, _, first_slot, towards, _ = layout(self.options["size"])
+        slot = first_slot[index]
+        self.movable[seat][slot : slot + len(knights)] = bytes(len(knights))
+        owner, movable = self.owner, self.movable
+        for start, slot in towards[index]:
+            if owner[start] != VACANT:
+                movable[owner[start]][slot] = 1
 
     def _mark_reach(self, indices) -> None:
         vacant = self.vacant
@@ -136,15 +159,11 @@ class UknightEngine(Engine):
     def actions(self, seat: int) -> list:
         """The placements (phase 1) or knight moves (phase 2), then the throws (§4.2-4.4)."""
         tables = self.tables
-        _, _, knight_moves, throws = layout(self.options["size"])
+        _, _, knight_moves, _, _, throws = layout(self.options["size"])
         if self.phase == 1:
             moves = list(compress(range(tables.length), self.reach[seat]))
         else:
-            moves = []
-            vacant = self.vacant.__getitem__
-            knights = tables.knights
-            for start in tables.indices(self.stones[seat]):
-                moves += compress(knight_moves[start], map(vacant, knights[start]))
+            moves = list(compress(knight_moves, self.movable[seat]))
         doubles = self.doubles[seat]
         if doubles:
             owner = self.owner
@@ -267,6 +286,7 @@ class UknightEngine(Engine):
         twin.stones, twin.doubles = self.stones[:], self.doubles[:]
         twin.near = [self.near[0][:], self.near[1][:]]
         twin.reach = [self.reach[0][:], self.reach[1][:]]
+        twin.movable = [self.movable[0][:], self.movable[1][:]]
         twin.seat, twin.turns, twin.phase = self.seat, self.turns, self.phase
         twin.passes, twin.last, twin.result = self.passes, self.last, self.result
         return twin
