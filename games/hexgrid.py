@@ -569,10 +569,12 @@ class CellTables:
         )
         self._grow_shifts = tuple(abs(shift) for shift in self.shifts[:3])  # D3..D5: opposites
         self._byte_count = (length + 7) // 8
-        self._byte_bits = [
-            [tuple(8 * offset + bit for bit in range(8) if byte >> bit & 1) for byte in range(256)]
-            for offset in range(self._byte_count)
-        ]
+        for offset in range(len(_BITS_AT), self._byte_count):
+            _BITS_AT.append(
+                tuple(
+                    tuple(8 * offset + b for b in range(8) if byte >> b & 1) for byte in range(256)
+                )
+            )
 
     def grow(self, cells: int, within: int) -> int:
         """The cells of within connected to cells (a bit set) through cells of within."""
@@ -617,10 +619,15 @@ class CellTables:
     def indices(self, cells: int) -> list[int]:
         """The indices of a bit set, lowest first: byte by byte, each byte's bits looked up."""
         found = []
-        for byte, bits in zip(cells.to_bytes(self._byte_count, "little"), self._byte_bits):
+        for byte, bits in zip(cells.to_bytes(self._byte_count, "little"), _BITS_AT):
             if byte:
                 found += bits[byte]
         return found
+
+
+# _BITS_AT[k][byte]: the indices of the bits of byte k of a bit set; shared by every board,
+# grown to the largest board's length.
+_BITS_AT: list[tuple[tuple[int, ...], ...]] = []
 
 
 @functools.cache

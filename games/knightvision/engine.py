@@ -34,6 +34,7 @@ PIECES.update({"W": (WHITE, True), "B": (BLACK, True)})
 # friendly pieces at a knight's move needed to place a stack (docs/spec/games/knightvision.md §4.1)
 STACK_THRESHOLD = 3
 PASS = "pass"
+NEITHER = bytes(2)  # neither a knight nor a stack may be placed
 
 
 @functools.cache
@@ -84,12 +85,32 @@ class KnightVisionEngine(Engine):
         return engine
 
     def _add(self, index: int, seat: int) -> None:
-        """seat's piece on index, counted at its knight cells (placeable is marked by the caller)."""
+        """seat's piece on index, counted at its knight cells, whose flags follow."""
         self.owner[index] = seat
         self.pieces[seat] |= self.tables.bits[index]
-        near = self.near[seat]
+        vacant = self.vacant
+        vacant[index] = 0
+        near, flags = self.near[seat], self.placeable[seat]
         for knight in self.tables.knights[index]:
-            near[knight] += 1
+            count = near[knight] + 1
+            near[knight] = count
+            if vacant[knight]:
+                flags[2 * knight] = 1
+                flags[2 * knight + 1] = count >= STACK_THRESHOLD
+        knight = 2 * index
+        self.placeable[0][knight : knight + 2] = self.placeable[1][knight : knight + 2] = NEITHER
+
+    def _remove(self, index: int, seat: int) -> None:
+        """seat's piece off index (the caller puts another there), uncounted around it."""
+        self.pieces[seat] &= ~self.tables.bits[index]
+        self.stacks[seat] &= ~self.tables.bits[index]
+        vacant, near, flags = self.vacant, self.near[seat], self.placeable[seat]
+        for knight in self.tables.knights[index]:
+            count = near[knight] - 1
+            near[knight] = count
+            if vacant[knight]:
+                flags[2 * knight] = count > 0
+                flags[2 * knight + 1] = count >= STACK_THRESHOLD
 
     def _mark_placeable(self, indices) -> None:
         vacant = self.vacant
@@ -157,41 +178,29 @@ class KnightVisionEngine(Engine):
 
     def play(self, move) -> None:
         seat = self.seat
-        self.last = move if move == PASS else self._last_of(move)
-        if move != PASS:
-            bits = self.tables.bits
-            if move.__class__ is tuple:
-                start, landing = move
-                self.stacks[seat] &= ~bits[start]
-                self.throws.pop(start, None)
-                taken = self.owner[landing]
-                if taken == VACANT:
-                    self.vacant[landing] = 0
-                    changed = self.tables.knights[landing] + (landing,)
-                else:
-                    self._remove(landing, taken)
-                    self.stacks[taken] &= ~bits[landing]
-                    changed = self.tables.knights[landing]
-                self._add(landing, seat)
-                self._forget_throws(landing)
-            else:
-                index = move >> 1
-                if move & 1:
-                    self.stacks[seat] |= bits[index]
-                self.vacant[index] = 0
-                self._add(index, seat)
-                self._forget_throws(index)
-                changed = self.tables.knights[index] + (index,)
-            self._mark_placeable(changed)
+        if move.__class__ is int:
+            self.last = move
+            index = move >> 1
+            if move & 1:
+                self.stacks[seat] |= self.tables.bits[index]
+            self._add(index, seat)
+            self._forget_throws(index)
             self.free[seat] = False
+        elif move.__class__ is tuple:
+            start, landing = move
+            taken = self.owner[landing]
+            self.last = (start, landing, taken != VACANT)
+            self.stacks[seat] &= ~self.tables.bits[start]
+            self.throws.pop(start, None)
+            if taken != VACANT:
+                self._remove(landing, taken)
+            self._add(landing, seat)
+            self._forget_throws(landing)
+            self.free[seat] = False
+        else:
+            self.last = PASS
         self.seat = 1 - seat
         self._judge()
-
-    def _remove(self, index: int, seat: int) -> None:
-        self.pieces[seat] &= ~self.tables.bits[index]
-        near = self.near[seat]
-        for knight in self.tables.knights[index]:
-            near[knight] -= 1
 
     def _last_of(self, move):
         """What the state's "last" needs of a move about to be played."""
