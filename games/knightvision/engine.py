@@ -1,16 +1,16 @@
-"""The KnightVision rules as a fast engine (docs/spec/games/knightvision.md; issue 21), the
+"""The KnightVision rules (docs/spec/games/knightvision.md) as a fast engine (issue 21), the
 one implementation the plugin contract goes through too.
 
 Representation: a cell is its index in games/hexgrid.py's cell_tables. `owner` is a list by
 index (VACANT, WHITE or BLACK); `pieces[seat]` and `stacks[seat]` are int bit sets of the
 seat's pieces and of those carrying an axe. `near[seat]` counts, by index, the seat's pieces
-a knight's move away, and `placeable[seat]` is a bytearray flagging the seat's placements
-(§4.1), a knight on cell i at 2i (a vacant cell with one or more) and a stack at 2i + 1
-(three or more), both kept up to date by play around the cells it changes, so that listing
-the placements is one C-level compress, in the order of their texts. The throws of each
-stack (§4.2) are walked along its rays once and kept in `throws` until a cell on a line
-with it changes hands. The win test (§5: the seat now on move has a chain) is a bit-set
-flood from one of its edges through its pieces, made only when they touch both edges.
+a knight's move away, and `placeable[seat]` is a bytearray flagging the seat's placements, a
+knight on cell i at 2i (a vacant cell with one or more) and a stack at 2i + 1 (three or
+more), both kept up to date by play around the cells it changes, so that listing the
+placements is one C-level compress, in the order of their texts. The throws of each stack
+are walked along its rays once and kept in `throws` until a cell on a line with it changes
+hands. The win test (the seat now on move has a chain) is a bit-set flood from one of its
+edges through its pieces, made only when they touch both edges.
 
 A move is an int, 2i for a knight placed on cell i and 2i + 1 for a stack; a throw is the
 pair (stack, landing) of indices; "pass". Texts and the JSON state are built only when
@@ -149,7 +149,8 @@ class KnightVisionEngine(Engine):
         return moves
 
     def _throws(self, stack: int, seat: int) -> tuple:
-        """The throws of the axe on stack (§4.2): over vacant cells and seat's pieces, up to
+        """The throws of the axe on stack (docs/spec/games/knightvision.md §4.2): over vacant
+        cells and seat's pieces, up to
         and including the first opponent piece, landing on any but seat's pieces."""
         owner, moves = self.owner, []
         for ray in self.tables.rays[stack]:

@@ -1,5 +1,5 @@
-"""The Lox rules as a fast engine (docs/spec/games/lox.md; issue 21), the one implementation
-the plugin contract goes through too.
+"""The Lox rules (docs/spec/games/lox.md) as a fast engine (issue 21), the one
+implementation the plugin contract goes through too.
 
 Representation: a cell is its index in games/hexgrid.py's cell_tables; `owner` is a list
 by index (EMPTY, RED or BLUE), `seen[seat]` a list by index of how many of seat's stones
@@ -7,11 +7,11 @@ the cell sees, `legal[seat]` a bytearray by index flagging the cells seat may pl
 `stones[seat]` the seat's stones as an int bit set. A stone changes what is seen only
 along its own six rays, up to and including the first stone on each, so play updates the
 counts and flags there and nowhere else, and listing the moves is one C-level compress of
-the flags. The win test (§5: the seat now on move
-has a chain) is a bit-set flood from one of its edges through its stones, made only when
-its stones touch both edges. A move is the int index of its cell (placement or
-replacement follows from what stands there) or "pass"; the move text and the JSON state
-are built only when asked for.
+the flags. The win test (the seat now on move has a chain, docs/spec/games/lox.md §5) is
+a bit-set flood from one of its edges through its stones, made only when its stones touch
+both edges. A move is the int index of its cell (placement or replacement follows from
+what stands there) or "pass"; the move text and the JSON state are built only when asked
+for.
 """
 
 import functools
@@ -142,7 +142,7 @@ class LoxEngine(Engine):
         self._judge()
 
     def put(self, index: int, seat: int) -> None:
-        """seat's stone on index, which is empty or holds the other colour (§3 counts kept)."""
+        """seat's stone on index, which is empty or holds the other colour (counts kept)."""
         owner = self.owner
         rays = self.tables.rays[index]
         own = self.seen[seat]
@@ -188,7 +188,7 @@ class LoxEngine(Engine):
         self._mark_legal(touched)
 
     def _mark_legal(self, indices) -> None:
-        """Recompute, for both seats, whether a move on each of indices is legal (§4)."""
+        """Recompute, for both seats, whether a move on each of indices is legal."""
         owner, needed = self.owner, self.needed
         red_seen, blue_seen = self.seen
         red_legal, blue_legal = self.legal

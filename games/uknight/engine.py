@@ -1,15 +1,15 @@
-"""The Uknight rules as a fast engine (docs/spec/games/uknight.md; issue 21), the one
+"""The Uknight rules (docs/spec/games/uknight.md) as a fast engine (issue 21), the one
 implementation the plugin contract goes through too.
 
 Representation: a cell is its index in games/hexgrid.py's cell_tables. `owner` is a list by
 index (VACANT, WHITE or BLACK), `vacant` a bytearray of the vacant cells; `stones[seat]` and
 `doubles[seat]` are int bit sets of the seat's stones and of those carrying an axe.
-`near[seat]` counts, by index, the seat's stones a knight's move away (placements, §4.2,
-and axes won on arrival), `reach[seat]` flags the vacant cells with at least one, and
-`movable[seat]` flags the seat's knight moves (§4.3) among all the board's, precomputed
-one slot each; all are kept up to date around each cell that changes, so that the
-placements and the knight moves are each one C-level compress of their flags. Qualifying stones (§4.1) and the single group (§2) are bit-set tests; throws are
-walked along the doubles' rays.
+`near[seat]` counts, by index, the seat's stones a knight's move away (for placements and
+axes won on arrival), `reach[seat]` flags the vacant cells with at least one, and
+`movable[seat]` flags the seat's knight moves among all the board's, precomputed one slot
+each; all are kept up to date around each cell that changes, so that the placements and
+the knight moves are each one C-level compress of their flags. Qualifying stones and the
+single group are bit-set tests; throws are walked along the doubles' rays.
 
 A move is a placement's cell index, (MOVE, start, end) or (THROW, start, end) for an
 action (precomputed tuples), (REMOVE, action or None) for a turn that removes first, or
@@ -157,7 +157,8 @@ class UknightEngine(Engine):
         return qualifying(self.tables, self.stones[seat], self.stones[1 - seat])
 
     def actions(self, seat: int) -> list:
-        """The placements (phase 1) or knight moves (phase 2), then the throws (§4.2-4.4)."""
+        """The placements (phase 1) or knight moves (phase 2), then the throws
+        (docs/spec/games/uknight.md §4)."""
         tables = self.tables
         _, _, knight_moves, _, _, throws = layout(self.options["size"])
         if self.phase == 1:
