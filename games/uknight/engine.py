@@ -71,7 +71,7 @@ def qualifying(tables, own: int, theirs: int) -> list[int]:
 
 class UknightEngine(Engine):
     __slots__ = (
-        "options", "tables", "owner", "vacant", "stones", "doubles", "near", "reach", "movable",
+        "options", "tables", "layout", "owner", "vacant", "stones", "doubles", "near", "reach", "movable",
         "seat", "turns", "phase", "passes", "last", "result",
     )  # fmt: skip
 
@@ -79,7 +79,8 @@ class UknightEngine(Engine):
     def from_state(cls, state) -> "UknightEngine":
         engine = object.__new__(cls)
         engine.options = state["options"]
-        tables, by_name, knight_moves, *_ = layout(state["options"]["size"])
+        engine.layout = layout(state["options"]["size"])
+        tables, by_name, knight_moves, *_ = engine.layout
         engine.tables = tables
         length = tables.length
         engine.owner = [VACANT] * length
@@ -108,17 +109,17 @@ class UknightEngine(Engine):
         self.stones[seat] |= bit
         if double:
             self.doubles[seat] |= bit
+        vacant = self.vacant
         knights = self.tables.knights[index]
-        near = self.near[seat]
+        near, reach = self.near[seat], self.reach[seat]
         for knight in knights:
             near[knight] += 1
-        self._mark_reach(knights)
+            if vacant[knight]:
+                reach[knight] = 1
         self.reach[0][index] = self.reach[1][index] = 0
-        _, _, _, first_slot, towards, _ = layout(self.options["size"])
+        _, _, _, first_slot, towards, _ = self.layout
         slot = first_slot[index]
-        self.movable[seat][slot : slot + len(knights)] = bytes(
-            map(self.vacant.__getitem__, knights)
-        )
+        self.movable[seat][slot : slot + len(knights)] = bytes(map(vacant.__getitem__, knights))
         owner, movable = self.owner, self.movable
         for start, slot in towards[index]:
             if owner[start] != VACANT:
@@ -132,24 +133,20 @@ class UknightEngine(Engine):
         self.stones[seat] &= ~bit
         self.doubles[seat] &= ~bit
         knights = self.tables.knights[index]
-        near = self.near[seat]
+        near, reach = self.near[seat], self.reach[seat]
         for knight in knights:
             near[knight] -= 1
-        self._mark_reach(knights + (index,))
-        _, _, _, first_slot, towards, _ = layout(self.options["size"])
+            if not near[knight]:
+                reach[knight] = 0
+        self.reach[0][index] = self.near[0][index] > 0
+        self.reach[1][index] = self.near[1][index] > 0
+        _, _, _, first_slot, towards, _ = self.layout
         slot = first_slot[index]
         self.movable[seat][slot : slot + len(knights)] = bytes(len(knights))
         owner, movable = self.owner, self.movable
         for start, slot in towards[index]:
             if owner[start] != VACANT:
                 movable[owner[start]][slot] = 1
-
-    def _mark_reach(self, indices) -> None:
-        vacant = self.vacant
-        (white_near, black_near), (white_reach, black_reach) = self.near, self.reach
-        for index in indices:
-            white_reach[index] = vacant[index] and white_near[index] > 0
-            black_reach[index] = vacant[index] and black_near[index] > 0
 
     # -- the rules ---------------------------------------------------------------------
 
@@ -160,7 +157,7 @@ class UknightEngine(Engine):
         """The placements (phase 1) or knight moves (phase 2), then the throws
         (docs/spec/games/uknight.md §4)."""
         tables = self.tables
-        _, _, knight_moves, _, _, throws = layout(self.options["size"])
+        _, _, knight_moves, _, _, throws = self.layout
         if self.phase == 1:
             moves = list(compress(range(tables.length), self.reach[seat]))
         else:
@@ -281,7 +278,7 @@ class UknightEngine(Engine):
 
     def copy(self) -> "UknightEngine":
         twin = object.__new__(UknightEngine)
-        twin.options, twin.tables = self.options, self.tables
+        twin.options, twin.tables, twin.layout = self.options, self.tables, self.layout
         twin.owner = self.owner[:]
         twin.vacant = self.vacant[:]
         twin.stones, twin.doubles = self.stones[:], self.doubles[:]
