@@ -67,8 +67,7 @@ class LoxEngine(Engine):
         engine._mark_legal(engine.tables.cells)
         engine.seat = state["to_move"]
         engine.winner = state["winner"]
-        last = state["last"]
-        engine.last = None if last is None else (last[0], last[1])
+        engine.last = state["last"]  # [seat, text] as the state has it, until a move is played
         return engine
 
     @classmethod
@@ -237,9 +236,12 @@ class LoxEngine(Engine):
         rows = self._rows
         owner, (red, blue) = self.owner, self.seen
         last = self.last
-        if last is not None and last[1] != PASS:
-            seat, index, replaced = last
-            last = [seat, ("x" if replaced else "") + self.tables.names[index]]
+        if last.__class__ is tuple:
+            if last[1] == PASS:
+                last = [last[0], PASS]
+            else:
+                seat, index, replaced = last
+                last = [seat, ("x" if replaced else "") + self.tables.names[index]]
         elif last is not None:
             last = list(last)
         return {
