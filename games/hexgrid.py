@@ -619,3 +619,144 @@ def hex_picture(board: HexBoard, edge_colours: tuple[str | None, ...] = ()) -> H
         labels=labels,
     )
     return HexPicture(picture, centres, hexagons, radius)
+
+
+# -- flat tables for the fast game engines (issue 21) ----------------------------------------
+#
+# The engines of KnightVision, Lox and Uknight keep a cell as an int and a set of cells as an
+# int bit set. With (a, b) = board.sort_key(cell), (q, r) or (q, -r), a cell is bit
+# (a - a0) * stride + (b - b0) of a grid one cell taller than the board's bounding box (a0, b0
+# its lowest corner), so that indices ascend in notation order (listings come out in the order
+# the rules' texts always had), every step D0..D5 is a fixed shift, and a step off the board
+# lands on a bit no cell has (the spare row, or outside the hexagon): a shift of a whole bit set
+# moves every stone one step at once, and masking with the board drops what fell off.
+
+
+class CellTables:
+    """One board's geometry as flat per-cell tables indexed by a cell's bit number.
+
+    Attributes (read-only):
+      board       the HexBoard
+      cells       every cell's index, in the board's notation order (board.cells)
+      index       Cell -> index;  cell_at: index -> Cell (None on spare bits)
+      names       index -> canonical name (None on spare bits)
+      neighbours  index -> adjacent indices, D0..D5 order;  neighbour_count likewise
+      knights     index -> knight-cell indices, docs/spec/games/hexgrid.md §3.2 order
+      rays        index -> six tuples of indices, ray d outwards along direction d
+      line_masks  index -> the cells of its six rays as a bit set (the cells on a line with it)
+      knight_masks  index -> its knight cells as a bit set
+      bits        index -> 1 << index;  mask: every cell's bit
+      edge_masks  edge i of board.edges as a bit set
+      shifts      the index step of D0..D5
+    """
+
+    def __init__(self, board: HexBoard):
+        self.board = board
+        keys = {cell: board.sort_key(cell) for cell in board.cells}
+        a0 = min(a for a, _ in keys.values())
+        b0 = min(b for _, b in keys.values())
+        self.stride = stride = max(b for _, b in keys.values()) - b0 + 2
+        self.index = {cell: (a - a0) * stride + (b - b0) for cell, (a, b) in keys.items()}
+        self.cells = tuple(self.index[cell] for cell in board.cells)
+        length = max(self.cells) + 1
+        self.length = length
+        self.cell_at: list[Cell | None] = [None] * length
+        for cell, number in self.index.items():
+            self.cell_at[number] = cell
+
+        def per_cell(value) -> list:
+            table = [None] * length
+            for cell, number in self.index.items():
+                table[number] = value(cell)
+            return table
+
+        index = self.index
+        self.names = per_cell(board.name)
+        self.neighbours = per_cell(lambda cell: tuple(index[c] for c in board.neighbours[cell]))
+        self.neighbour_count = per_cell(board.neighbour_count.get)
+        self.knights = per_cell(lambda cell: tuple(index[c] for c in board.knights[cell]))
+        self.rays = per_cell(
+            lambda cell: tuple(tuple(index[c] for c in ray) for ray in board.rays[cell])
+        )
+        self.bits = [1 << number for number in range(length)]
+        self.knight_masks = [
+            None if near is None else sum(1 << other for other in near) for near in self.knights
+        ]
+        self.line_masks = [
+            None if rays is None else sum(1 << other for ray in rays for other in ray)
+            for rays in self.rays
+        ]
+        self.mask = sum(1 << number for number in self.cells)
+        self.edge_masks = tuple(sum(1 << index[c] for c in edge) for edge in board.edges)
+        origin = board.sort_key((0, 0))
+        self.shifts = tuple(
+            (a - origin[0]) * stride + (b - origin[1])
+            for a, b in (board.sort_key(direction) for direction in DIRECTIONS)
+        )
+        self._grow_shifts = tuple(abs(shift) for shift in self.shifts[:3])  # D3..D5: opposites
+        self._byte_count = (length + 7) // 8
+        for offset in range(len(_BITS_AT), self._byte_count):
+            _BITS_AT.append(
+                tuple(
+                    tuple(8 * offset + b for b in range(8) if byte >> b & 1) for byte in range(256)
+                )
+            )
+
+    def grow(self, cells: int, within: int) -> int:
+        """The cells of within connected to cells (a bit set) through cells of within."""
+        reached = cells & within
+        one, two, three = self._grow_shifts
+        while True:
+            grown = (
+                reached
+                | reached << one
+                | reached >> one
+                | reached << two
+                | reached >> two
+                | reached << three
+                | reached >> three
+            ) & within
+            if grown == reached:
+                return reached
+            reached = grown
+
+    def adjacent(self, cells: int) -> int:
+        """Every cell next to one of the cells (a bit set), as a bit set."""
+        one, two, three = self._grow_shifts
+        return (
+            cells << one
+            | cells >> one
+            | cells << two
+            | cells >> two
+            | cells << three
+            | cells >> three
+        ) & self.mask
+
+    def joins(self, cells: int, edge: int, other: int) -> bool:
+        """Whether a group of the cells (a bit set) touches both edge bit sets."""
+        if not (cells & edge and cells & other):
+            return False
+        return bool(self.grow(cells & edge, cells) & other)
+
+    def united(self, cells: int) -> bool:
+        """Whether the cells (a bit set) are at least one and all in one group."""
+        return bool(cells) and self.grow(cells & -cells, cells) == cells
+
+    def indices(self, cells: int) -> list[int]:
+        """The indices of a bit set, lowest first: byte by byte, each byte's bits looked up."""
+        found = []
+        for byte, bits in zip(cells.to_bytes(self._byte_count, "little"), _BITS_AT):
+            if byte:
+                found += bits[byte]
+        return found
+
+
+# _BITS_AT[k][byte]: the indices of the bits of byte k of a bit set; shared by every board,
+# grown to the largest board's length.
+_BITS_AT: list[tuple[tuple[int, ...], ...]] = []
+
+
+@functools.cache
+def cell_tables(board: HexBoard) -> CellTables:
+    """The flat tables of a board, built once per board (boards are cached per size)."""
+    return CellTables(board)

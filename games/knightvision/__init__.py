@@ -8,13 +8,15 @@ an axe). Seat 0 is White and seat 1 Black for the whole game: the pie rule's swa
 swap done by the core, so the state never changes on a swap. "free" lists the seats whose
 first placement (free: any vacant cell, a single knight) is still to come; "last" is the
 canonical text of the last move or "pass" (None at the start); "winner" is the winning seat
-(None while the game goes on) and "reason" says how it was won.
+(None while the game goes on) and "reason" says how it was won. Every rule goes through
+the engine of games/knightvision/engine.py; Position serves the move parser's messages and
+the picture.
 """
 
 import re
-from collections import Counter
 
 from games.hexgrid import Cell, RhombusBoard, cells_between, hex_picture, line_direction
+from games.knightvision.engine import STACK_THRESHOLD, KnightVisionEngine
 from pbm import drawing, hookimpl
 from pbm.game import BaseGame, MoveError, Number
 
@@ -31,8 +33,6 @@ PIECE_FILLS = (drawing.WHITE, drawing.BLACK)
 PIECE_LETTERS = ("W", "B")
 LETTER_COLOURS = (drawing.INK, drawing.WHITE)
 EDGE_COLOURS = (drawing.GREY, drawing.BLACK, drawing.GREY, drawing.BLACK)  # top right bottom left
-# friendly pieces at a knight's move needed to place a stack (docs/spec/games/knightvision.md §4.1)
-STACK_THRESHOLD = 3
 
 CELL = r"([a-z][0-9]+)"  # one letter: columns go up to n, boards up to 14x14
 PLACEMENT_RE = re.compile(CELL + r"(\+?)")
@@ -52,6 +52,7 @@ class Position:
     docs/spec/games/knightvision.md §4."""
 
     def __init__(self, state):
+        self.state = state
         self.board = RhombusBoard(state["options"]["size"])
         self.pieces: dict[Cell, str] = {
             (q, r): symbol
@@ -66,47 +67,8 @@ class Position:
         kind = "stack" if symbol in STACK_SYMBOLS else "knight"
         return f"{COLOURS[OWNER[symbol]]}'s {kind} on {self.board.name(cell)}"
 
-    def own(self, seat: int) -> list[Cell]:
-        return [cell for cell, symbol in self.pieces.items() if OWNER[symbol] == seat]
-
-    def stacks(self, seat: int) -> list[Cell]:
-        symbol = STACK_SYMBOLS[seat]
-        return sorted(cell for cell, owned in self.pieces.items() if owned == symbol)
-
-    def knight_counts(self, seat: int) -> Counter:
-        """For every vacant cell with any, the number of the seat's pieces at a knight's move."""
-        counts = Counter()
-        knights = self.board.knights
-        for cell in self.own(seat):
-            counts.update(knights[cell])
-        for cell in self.pieces:
-            counts.pop(cell, None)
-        return counts
-
-    def landings(self, stack: Cell, seat: int):
-        """(landing cell, is a capture) for every legal throw of the axe on stack
-        (docs/spec/games/knightvision.md §4.2)."""
-        for ray in self.board.rays[stack]:
-            for cell in ray:
-                symbol = self.pieces.get(cell)
-                if symbol is None:
-                    yield cell, False
-                elif OWNER[symbol] != seat:
-                    yield cell, True
-                    break
-
-    def has_action(self, seat: int, free: bool) -> bool:
-        vacant = len(self.pieces) < len(self.board)
-        if vacant and (free or self.knight_counts(seat)):
-            return True
-        return any(
-            next(self.landings(stack, seat), None) is not None for stack in self.stacks(seat)
-        )
-
     def has_chain(self, seat: int) -> bool:
-        board = self.board
-        edges = (board.top, board.bottom) if seat == WHITE else (board.left, board.right)
-        return board.joins(self.own(seat), *edges)
+        return KnightVisionEngine.from_state(self.state).has_chain(seat)
 
 
 class KnightVision(BaseGame):
@@ -145,33 +107,20 @@ class KnightVision(BaseGame):
         )
 
     def forced_move(self, state):
-        seat = self.to_move(state)
-        if seat is None or Position(state).has_action(seat, seat in state["free"]):
+        if self.to_move(state) is None or KnightVisionEngine.from_state(state).actions():
             return None
         return "pass"
 
     # -- moves ---------------------------------------------------------------------
 
+    def engine(self, state) -> KnightVisionEngine:
+        return KnightVisionEngine.from_state(state)
+
     def legal_moves(self, state, seat):
         if self.to_move(state) != seat:
             return []
-        position = Position(state)
-        name = position.board.name
-        if seat in state["free"]:
-            return [name(cell) for cell in position.board.cells if cell not in position.pieces]
-        counts = position.knight_counts(seat)
-        moves = []
-        for cell in sorted(counts):
-            moves.append(name(cell))
-            if counts[cell] >= STACK_THRESHOLD:
-                moves.append(name(cell) + "+")
-        for stack in position.stacks(seat):
-            start = name(stack)
-            moves.extend(
-                f"{start}{'x' if capture else '-'}{name(cell)}"
-                for cell, capture in position.landings(stack, seat)
-            )
-        return moves
+        engine = KnightVisionEngine.from_state(state)
+        return [engine.move_text(move) for move in engine.actions()]
 
     def parse_move(self, state, seat, text):
         position = Position(state)
@@ -273,36 +222,21 @@ class KnightVision(BaseGame):
         return f"{name(start)}x{name(landing)}"
 
     def apply_move(self, state, seat, move):
-        new = dict(state, to_move=1 - seat, last=move)
-        if move != "pass":
-            board = RhombusBoard(state["options"]["size"])
-            rows = list(state["rows"])
+        engine = KnightVisionEngine.from_state(state)
+        engine.seat = seat
+        engine.play(move if move == "pass" else self._engine_move(engine, move))
+        return engine.state()
 
-            def put(cell: Cell, symbol: str) -> None:
-                q, r = cell
-                rows[r] = rows[r][:q] + symbol + rows[r][q + 1 :]
-
-            throw = THROW_RE.fullmatch(move)
-            if throw is not None:
-                put(board.parse(throw.group(1)), KNIGHT_SYMBOLS[seat])
-                put(board.parse(throw.group(3)), KNIGHT_SYMBOLS[seat])
-            else:
-                placement = PLACEMENT_RE.fullmatch(move)
-                symbols = STACK_SYMBOLS if placement.group(2) else KNIGHT_SYMBOLS
-                put(board.parse(placement.group(1)), symbols[seat])
-            new["rows"] = rows
-            new["free"] = [other for other in state["free"] if other != seat]
-        self._judge(new)
-        return new
-
-    def _judge(self, state):
-        """docs/spec/games/knightvision.md §5: only the player now to move can win, by a chain that
-        survived a turn."""
-        seat = state["to_move"]
-        if Position(state).has_chain(seat):
-            edges = "top and bottom" if seat == WHITE else "left and right"
-            state["winner"] = seat
-            state["reason"] = f"{COLOURS[seat]}'s chain joins the {edges} edges"
+    @staticmethod
+    def _engine_move(engine: KnightVisionEngine, move: str):
+        """The engine's move for a canonical move text."""
+        board, index = engine.tables.board, engine.tables.index
+        throw = THROW_RE.fullmatch(move)
+        if throw is not None:
+            return index[board.parse(throw.group(1))], index[board.parse(throw.group(3))]
+        placement = PLACEMENT_RE.fullmatch(move)
+        cell = index[board.parse(placement.group(1))]
+        return 2 * cell + (1 if placement.group(2) else 0)
 
     # -- display ---------------------------------------------------------------------
 

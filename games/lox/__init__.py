@@ -6,15 +6,14 @@ than half its neighbour count. You place on empty cells the opponent does not co
 replace opponent stones on cells you control.
 
 Listing the legal moves must be fast on 19x19, so the state carries, for each seat, how
-many of its stones every cell sees. apply_move updates those counts incrementally: a stone
-changes what is seen only along its own six rays, up to and including the first stone on
-each.
+many of its stones every cell sees. Every rule goes through the engine of
+games/lox/engine.py, which updates those counts incrementally.
 """
 
-import functools
 import re
 
-from games.hexgrid import Cell, RhombusBoard, hex_picture, opposite
+from games.hexgrid import Cell, RhombusBoard, cell_tables, hex_picture
+from games.lox.engine import LoxEngine, layout
 from pbm import drawing, hookimpl
 from pbm.game import BaseGame, Flag, MoveError, Number
 
@@ -40,73 +39,32 @@ def needed_to_control(board: RhombusBoard, cell: Cell) -> int:
     return board.neighbour_count[cell] // 2 + 1
 
 
-@functools.cache
-def _cell_table(size: int) -> tuple[tuple[int, int, int, str], ...]:
-    """Per cell in notation order: (q, r, stones needed to control it, name)."""
-    board = RhombusBoard(size)
-    return tuple(
-        (q, r, needed_to_control(board, (q, r)), board.name((q, r))) for q, r in board.cells
-    )
-
-
 def count_seen(board: RhombusBoard, rows: list[str]) -> list[list[str]]:
     """For each seat, the rows of digits saying how many of its stones each cell sees."""
-    occupied = {
-        (q, r): content
-        for r, row in enumerate(rows)
-        for q, content in enumerate(row)
-        if content != EMPTY
-    }
-    seen = board.seen_map(occupied)
-    n = board.size
-    return [
-        [
-            "".join(str(sum(occupied[other] == stone for other in seen[(q, r)])) for q in range(n))
-            for r in range(n)
-        ]
-        for stone in STONES
-    ]
+    return _engine_of_rows(board, rows).state()["seen"]
 
 
 def put_stone(
     board: RhombusBoard, rows: list[str], seen: list[list[str]], cell: Cell, seat: int
 ) -> tuple[list[str], list[list[str]]]:
-    """New (rows, seen) with seat's stone on cell, which is empty or holds the other colour.
-
-    Only the cells along the six rays of cell, up to and including the first stone on each,
-    see the cell; each of them now sees this stone instead of what it saw before: the first
-    stone beyond the cell if the cell was empty, else the replaced stone.
-    """
-    grid = [list(row) for row in rows]
-    counts = [[[int(digit) for digit in row] for row in per_seat] for per_seat in seen]
-    q, r = cell
-    replaced = grid[r][q]
-    rays = board.rays[cell]
-    if replaced == EMPTY:
-        beyond = [_first_stone(grid, ray) for ray in rays]
-        hidden = [beyond[opposite(direction)] for direction in range(6)]
-    else:
-        hidden = [STONES.index(replaced)] * 6
-    for direction, ray in enumerate(rays):
-        for x, y in ray:
-            if hidden[direction] is not None:
-                counts[hidden[direction]][y][x] -= 1
-            counts[seat][y][x] += 1
-            if grid[y][x] != EMPTY:
-                break
-    grid[r][q] = STONES[seat]
-    return (
-        ["".join(row) for row in grid],
-        [["".join(map(str, row)) for row in per_seat] for per_seat in counts],
-    )
+    """New (rows, seen) with seat's stone on cell, which is empty or holds the other colour;
+    the engine updates the counts along the cell's six rays only."""
+    state = {"options": {"size": board.size}, "board": rows, "seen": seen}
+    engine = LoxEngine.from_state(dict(state, to_move=seat, winner=None, last=None))
+    engine.put(cell_tables(board).index[cell], seat)
+    new = engine.state()
+    return new["board"], new["seen"]
 
 
-def _first_stone(grid: list[list[str]], ray) -> int | None:
-    """The seat of the first stone along the ray, or None."""
-    for x, y in ray:
-        if grid[y][x] != EMPTY:
-            return STONES.index(grid[y][x])
-    return None
+def _engine_of_rows(board: RhombusBoard, rows: list[str]) -> LoxEngine:
+    index = cell_tables(board).index
+    stones = {
+        index[(q, r)]: STONES.index(content)
+        for r, row in enumerate(rows)
+        for q, content in enumerate(row)
+        if content != EMPTY
+    }
+    return LoxEngine.from_stones({"size": board.size}, stones, RED)
 
 
 class Lox(BaseGame):
@@ -140,22 +98,9 @@ class Lox(BaseGame):
         """A position set up directly: stones maps cell names to seats (docs/spec/games/lox.md §10
         examples)."""
         board = RhombusBoard(options["size"])
-        grid = [[EMPTY] * board.size for _ in range(board.size)]
-        for name, seat in stones.items():
-            q, r = board.parse(name)
-            grid[r][q] = STONES[seat]
-        rows = ["".join(row) for row in grid]
-        state = {
-            "options": dict(options),
-            "board": rows,
-            "seen": count_seen(board, rows),
-            "to_move": to_move,
-            "last": None,
-            "winner": None,
-            "reason": "",
-        }
-        self._test_for_win(state)
-        return state
+        index = cell_tables(board).index
+        stones_by_index = {index[board.parse(name)]: seat for name, seat in stones.items()}
+        return LoxEngine.from_stones(dict(options), stones_by_index, to_move).state()
 
     # -- reading a state -----------------------------------------------------------
 
@@ -191,21 +136,14 @@ class Lox(BaseGame):
 
     # -- moves ---------------------------------------------------------------------
 
+    def engine(self, state) -> LoxEngine:
+        return LoxEngine.from_state(state)
+
     def legal_moves(self, state, seat):
         if self.to_move(state) != seat:
             return []
-        rows = state["board"]
-        own_seen, their_seen = state["seen"][seat], state["seen"][1 - seat]
-        theirs = STONES[1 - seat]
-        moves = []
-        for q, r, needed, name in _cell_table(state["options"]["size"]):
-            content = rows[r][q]
-            if content == EMPTY:
-                if int(their_seen[r][q]) < needed:
-                    moves.append(name)
-            elif content == theirs and int(own_seen[r][q]) >= needed:
-                moves.append("x" + name)
-        return moves
+        engine = LoxEngine.from_state(state)
+        return [engine.move_text(move) for move in engine.placements()]
 
     def can_pass(self, state, seat):
         # docs/spec/games/lox.md §4.2: a pass is only ever forced, and the server plays it
@@ -218,8 +156,7 @@ class Lox(BaseGame):
         )
 
     def forced_move(self, state):
-        seat = self.to_move(state)
-        if seat is None or self.legal_moves(state, seat):
+        if self.to_move(state) is None or LoxEngine.from_state(state).placements():
             return None
         return "pass"
 
@@ -290,29 +227,14 @@ class Lox(BaseGame):
         )
 
     def apply_move(self, state, seat, move):
-        new = dict(state, to_move=1 - seat, last=[seat, move])
-        if move != "pass":
-            board = self.board(state)
-            cell = board.parse(move.removeprefix("x"))
-            new["board"], new["seen"] = put_stone(board, state["board"], state["seen"], cell, seat)
-        self._test_for_win(new)
-        return new
+        engine = LoxEngine.from_state(state)
+        engine.seat = seat
+        engine.play(move if move == "pass" else self._index(state, move.removeprefix("x")))
+        return engine.state()
 
-    def _test_for_win(self, state):
-        """docs/spec/games/lox.md §5: the player now to move wins at once with a chain between their
-        edges."""
-        seat = state["to_move"]
+    def _index(self, state, name: str) -> int:
         board = self.board(state)
-        edges = (board.top, board.bottom) if seat == RED else (board.left, board.right)
-        if board.joins(self.stones(state, seat), *edges):
-            state.update(to_move=None, winner=seat, reason=self.chain_text(state, seat))
-
-    @staticmethod
-    def chain_text(state, seat) -> str:
-        n = state["options"]["size"]
-        if seat == RED:
-            return f"Red's chain joins the top and bottom edges (rows 1 and {n})"
-        return f"Blue's chain joins the left and right edges (columns a and {last_column(n)})"
+        return cell_tables(board).index[board.parse(name)]
 
     # -- display -------------------------------------------------------------------
 
@@ -337,7 +259,9 @@ class Lox(BaseGame):
         show_control = state["options"]["control"]
         rows, seen = state["board"], state["seen"]
         pieces = []
-        for q, r, needed, _name in _cell_table(board.size):
+        tables, needed_at, _ = layout(board.size)
+        for q, r in board.cells:
+            needed = needed_at[tables.index[(q, r)]]
             x, y = picture.centres[(q, r)]
             content = rows[r][q]
             if content != EMPTY:

@@ -6,28 +6,45 @@ Spec: docs/spec/games/uknight.md, on the hexhex geometry of docs/spec/games/hexg
 The state keeps the pieces as {cell name: symbol}, "w"/"b" a plain stone and "W"/"B" a
 double (a stone with an axe), so that stored states read like the board. Seat 0 is
 White and always moves first; the pie rule's swap only exchanges who holds the seats.
+Every rule goes through the engine of games/uknight/engine.py; Position serves the move
+parser's checks and messages and the picture.
 """
 
 import functools
 import re
 import textwrap
-from collections.abc import Iterator
 from typing import NamedTuple
 
-from games.hexgrid import Cell, HexHexBoard, hex_picture, is_knight_move, line_direction, step
+from games.hexgrid import (
+    Cell,
+    HexHexBoard,
+    cell_tables,
+    hex_picture,
+    is_knight_move,
+    line_direction,
+    step,
+)
+from games.uknight.engine import (
+    BLACK,
+    COLOURS,
+    DOUBLE,
+    MOVE,
+    PASS,
+    PHASE_TWO_AXES,
+    PLAIN,
+    REMOVAL,
+    REMOVE,
+    THROW,
+    WHITE,
+    UknightEngine,
+    qualifying,
+)
 from pbm import drawing, hookimpl
 from pbm.game import BaseGame, MoveError, Number, Outcome
 
-WHITE, BLACK = 0, 1
-COLOURS = ("White", "Black")
-PLAIN = ("w", "b")
-DOUBLE = ("W", "B")
 OWNER = {"w": WHITE, "W": WHITE, "b": BLACK, "B": BLACK}
 SIZES = (5, 6, 7)
 DEFAULT_SIZE = 6
-# axes on the board that start phase 2 (docs/spec/games/uknight.md §1)
-PHASE_TWO_AXES = {5: 4, 6: 6, 7: 8}
-AXE_FRIENDS = 3  # own stones a knight's move away that give an arriving stone an axe
 LINE_WIDTH = 76
 # Pictures: White's pieces white with a W, Black's black with a B; a stone is a disc, a
 # double (a stone with an axe) a square.
@@ -36,7 +53,6 @@ PIECE_LETTERS = ("W", "B")
 LETTER_COLOURS = (drawing.INK, drawing.WHITE)
 CANONICAL_CELL_RE = re.compile(r"[A-Z]\d+")  # "x" of a capture is lower case
 
-REMOVAL = "rem"
 REMOVAL_WORD = r"(?:remove|rem)"
 SEPARATOR = r"[,;+/&]"
 CELL_TEXT = r"[a-z]+\d+"
@@ -99,15 +115,17 @@ class Position:
         )
 
     def qualifying(self, seat) -> list[Cell]:
-        """docs/spec/games/uknight.md §4.1: own isolated stones whose every knight cell holds an
-        opponent piece."""
-        own, pieces, board = self.stones(seat), self.pieces, self.board
-        return [
-            cell
-            for cell in own
-            if own.isdisjoint(board.neighbours[cell])
-            and all(target in pieces and target not in own for target in board.knights[cell])
-        ]
+        """docs/spec/games/uknight.md §4.1, in notation order (the engine's test)."""
+        tables = cell_tables(self.board)
+        own, theirs = self._bits(seat), self._bits(1 - seat)
+        return sorted(
+            (tables.cell_at[index] for index in qualifying(tables, own, theirs)),
+            key=self.board.sort_key,
+        )
+
+    def _bits(self, seat) -> int:
+        index = cell_tables(self.board).index
+        return sum(1 << index[cell] for cell in self.stones(seat))
 
     def without(self, cells) -> "Position":
         trimmed = object.__new__(Position)
@@ -122,64 +140,9 @@ class Position:
             for target in self.board.knights[cell]
         )
 
-    # -- the actions a seat can take, for legal_moves ----------------------------------
-
-    def placements(self, seat) -> Iterator[Action]:
-        reach = {
-            target
-            for cell in self.stones(seat)
-            for target in self.board.knights[cell]
-            if target not in self.pieces
-        }
-        return (Action("place", cell) for cell in self.board.cells if cell in reach)
-
-    def knight_moves(self, seat) -> Iterator[Action]:
-        for start in sorted(self.stones(seat), key=self.board.sort_key):
-            for end in self.board.knights[start]:
-                if end not in self.pieces:
-                    yield Action("move", end, start)
-
-    def throws(self, seat) -> Iterator[Action]:
-        pieces = self.pieces
-        doubles = [cell for cell in self.stones(seat) if pieces[cell].isupper()]
-        for start in sorted(doubles, key=self.board.sort_key):
-            for ray in self.board.rays[start]:
-                for cell in ray:
-                    symbol = pieces.get(cell)
-                    if symbol is None:
-                        yield Action("throw", cell, start)
-                    elif OWNER[symbol] != seat:
-                        if self.phase == 2 or symbol.islower():
-                            yield Action("throw", cell, start, captures=True)
-                        break
-
-    def actions(self, seat) -> Iterator[Action]:
-        yield from self.placements(seat) if self.phase == 1 else self.knight_moves(seat)
-        yield from self.throws(seat)
-
-    # -- carrying a turn out -----------------------------------------------------------
-
-    def act(self, seat, action: Action) -> bool:
-        """Carry the action out on self.pieces; whether it gave the arriving stone an axe."""
-        pieces = self.pieces
-        if action.kind == "place":
-            gains_axe = self.knight_friends(action.end, seat) >= AXE_FRIENDS
-            pieces[action.end] = DOUBLE[seat] if gains_axe else PLAIN[seat]
-            return gains_axe
-        if action.kind == "move":
-            symbol = pieces.pop(action.start)
-            gains_axe = symbol.islower() and self.knight_friends(action.end, seat) >= AXE_FRIENDS
-            pieces[action.end] = DOUBLE[seat] if gains_axe else symbol
-            return gains_axe
-        pieces[action.start] = PLAIN[seat]
-        taken = pieces.get(action.end, "")
-        pieces[action.end] = DOUBLE[seat] if taken.isupper() else PLAIN[seat]
-        return False
-
     def united(self, seat) -> bool:
         """docs/spec/games/uknight.md §2: at least one stone, and all of them in a single group."""
-        own = self.stones(seat)
-        return bool(own) and len(self.board.groups(own)) == 1
+        return cell_tables(self.board).united(self._bits(seat))
 
 
 class Uknight(BaseGame):
@@ -237,8 +200,7 @@ class Uknight(BaseGame):
 
     def forced_move(self, state):
         """A player with no removal and no action can only pass (a full pass)."""
-        seat = self.to_move(state)
-        if seat is None or next(self._legal_texts(state, seat), None) is not None:
+        if self.to_move(state) is None or UknightEngine.from_state(state).turns_without_pass():
             return None
         return "pass"
 
@@ -436,80 +398,39 @@ class Uknight(BaseGame):
         joint = "x" if action.captures else "-"
         return f"{name(action.start)}{joint}{name(action.end)}"
 
-    # -- listing the legal moves -------------------------------------------------------
+    # -- listing and playing moves, through the engine --------------------------------
+
+    def engine(self, state) -> UknightEngine:
+        return UknightEngine.from_state(state)
 
     def legal_moves(self, state, seat):
-        return list(self._legal_texts(state, seat))
-
-    def _legal_texts(self, state, seat) -> Iterator[str]:
         if self.to_move(state) != seat:
-            return
-        position = Position(state)
-        name = position.board.name
-        if state["turns"] == 0:
-            yield from (name(action.end) for action in position.placements(seat))
-            return
-        yield from (self._action_text(name, action) for action in position.actions(seat))
-        removed = position.qualifying(seat)
-        if removed:
-            yield REMOVAL
-            for action in position.without(removed).actions(seat):
-                yield f"{REMOVAL},{self._action_text(name, action)}"
-
-    # -- playing a move ----------------------------------------------------------------
+            return []
+        engine = UknightEngine.from_state(state)
+        return [engine.move_text(move) for move in engine.turns_without_pass()]
 
     def apply_move(self, state, seat, move):
-        position = Position(state)
-        board = position.board
-        turn = Turn(False, None) if move == "pass" else self._read(state, seat, move)
-        removed = position.qualifying(seat) if turn.removes else []
-        position = position.without(removed)
-        action, gains_axe, taken = turn.action, False, None
-        if action is not None:
-            taken = position.pieces.get(action.end)
-            gains_axe = position.act(seat, action)
-        phase_begins = (
-            position.phase == 1
-            and action is not None
-            and action.kind == "place"
-            and position.axes() >= PHASE_TWO_AXES[board.size]
-        )
-        new = dict(
-            state,
-            pieces={board.name(cell): symbol for cell, symbol in position.pieces.items()},
-            to_move=1 - seat,
-            turns=state["turns"] + 1,
-            phase=2 if phase_begins else state["phase"],
-            passes=state["passes"] + 1 if move == "pass" else 0,
-            last={
-                "seat": seat,
-                "text": move,
-                "removed": board.names(removed),
-                "kind": None if action is None else action.kind,
-                "cells": []
-                if action is None
-                else [board.name(cell) for cell in (action.start, action.end) if cell is not None],
-                "axe": gains_axe,
-                "taken": taken,
-                "phase_begins": phase_begins,
-            },
-        )
-        self._judge(new, position, seat)
+        engine = UknightEngine.from_state(state)
+        engine.seat = seat
+        if move == "pass":
+            engine.play(PASS)
+        else:
+            engine.play(self._engine_move(engine, self._read(state, seat, move)))
+        new = engine.state()
+        new["pieces"] = _in_stored_order(state["pieces"], new["pieces"], new["last"]["removed"])
         return new
 
-    def _judge(self, new, position, mover):
-        """docs/spec/games/uknight.md §6: the mover wins if united, else the opponent if united; two
-        passes draw."""
-        other = 1 - mover
-        for seat, by_whom in ((mover, ""), (other, f" after {COLOURS[mover]}'s turn")):
-            if position.united(seat):
-                new["result"] = {
-                    "winners": [seat],
-                    "reason": f"{COLOURS[seat]}'s stones form a single group{by_whom}",
-                }
-                return
-        if new["passes"] >= 2:
-            new["result"] = {"winners": [], "reason": "two full passes in a row"}
+    @staticmethod
+    def _engine_move(engine: UknightEngine, turn: Turn):
+        index = engine.tables.index
+        action = turn.action
+        if action is not None:
+            if action.kind == "place":
+                action = index[action.end]
+            else:
+                code = MOVE if action.kind == "move" else THROW
+                action = (code, index[action.start], index[action.end])
+        return (REMOVE, action) if turn.removes else action
 
     # -- display -----------------------------------------------------------------------
 
@@ -596,6 +517,14 @@ class Uknight(BaseGame):
     @staticmethod
     def _listed(names) -> str:
         return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
+def _in_stored_order(old: dict, new: dict, removed: list[str]) -> dict:
+    """new's pieces in the key order the stored states have always had: the pieces kept in
+    their places, a piece arriving on a cell vacant before the turn last."""
+    kept = {name: new[name] for name in old if name in new and name not in removed}
+    kept.update(new)
+    return kept
 
 
 @hookimpl
