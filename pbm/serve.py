@@ -19,6 +19,7 @@ from .failures import curable_cause
 from .grammar import password_of
 from .intake import DirectServer, process_message
 from .mailout import flush as flush_outbox
+from .robots.service import RobotThread
 from .security import EarlyCheck, PasswordCache, password_check_needed
 from .store import Store
 
@@ -40,6 +41,7 @@ class MailService:
         self._local = threading.local()
         self._opened = None
         self._server = None
+        self.robots = RobotThread(config, self.run_on_writer)
 
     def accepts(self, address: str) -> bool:
         local, _, domain = address.lower().rpartition("@")
@@ -97,10 +99,24 @@ class MailService:
 
     def _process(self, request, refusal, early):
         try:
-            return DirectServer(self._pipeline()).run(request, refusal, early)
+            result = DirectServer(self._pipeline()).run(request, refusal, early)
         except Exception:
             self._close_database()  # reopened next time: the operator's cure is seen
             raise
+        self.robots.poke()  # the command has committed: a robot may be on move
+        return result
+
+    def run_on_writer(self, work):
+        """work(server) on the writer's thread, as a command of its own (a robot's)."""
+
+        def job():
+            try:
+                return work(self._pipeline())
+            except Exception:
+                self._close_database()
+                raise
+
+        return self.worker.submit(job).result()
 
     def _close_database(self):
         opened, self._opened, self._server = self._opened, None, None
@@ -120,6 +136,7 @@ class MailService:
         flush_outbox(self._pipeline().store, self.config)
 
     def close(self):
+        self.robots.close()
         self.worker.submit(self._close_database).result()
         self.worker.shutdown()
         self.readers.shutdown()
@@ -182,6 +199,7 @@ def serve(config, host: str, port: int, ready=None):
     log.info("pbm serve listening on %s:%s", host, port)
     if ready is not None:
         ready()
+    service.robots.poke()  # robots put on move before the start
     try:
         while not stop.wait(FLUSH_EVERY_SECONDS):
             try:

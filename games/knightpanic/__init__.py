@@ -500,3 +500,17 @@ def _separator(left_marked: bool, right_marked: bool) -> str:
 @hookimpl
 def register_games(register):
     register(KnightPanic())
+
+
+@hookimpl
+def register_robots(register):
+    # deferred: only robot work needs the search, never a mail about the game
+    from pbm.robots import Robot
+
+    register(
+        Robot(
+            game="knightpanic",
+            name="mcts",
+            description="Monte Carlo tree search; takes a trap that wins and avoids a move that lets the opponent trap",
+        )
+    )
