@@ -500,9 +500,8 @@ def robots_run(obj, seconds):
     from .dispatch import open_server
     from .failures import TransientError
     from .homelock import handling_mail
-    from .intake import alert_operator
     from .mailin import setup_logging
-    from .robots.runner import run_robots
+    from .robots.runner import report_to_operator, run_robots
 
     config = obj["config"]
     setup_logging(config)
@@ -511,12 +510,14 @@ def robots_run(obj, seconds):
         with handling_mail(config.home):
             return server.execute_for_robot(text, grant)
 
-    def report_failure(kind, line):
-        alert_operator(config.home, kind, "pbm: a robot failed", line + "\n")
-
     try:
         with open_server(config) as server:
-            report = run_robots(server, submit, report_failure, seconds)
+            report = run_robots(
+                server,
+                submit,
+                lambda kind, line: report_to_operator(config.home, kind, line),
+                seconds,
+            )
     except TransientError as error:
         click.echo(f"pbm: try again later: {error}", err=True)
         sys.exit(os.EX_TEMPFAIL)

@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from ..engine import Engine
 from .mcts import NO_KNOWLEDGE, Budget, Choice, Knowledge, proven_lost, search
 
+__all__ = ["Budget", "Choice", "Knowledge", "Robot", "RobotError", "get_robots"]
+
 RESIGN_PROOF_PLIES = 2  # a robot resigns only a loss it proves within this many plies
 VOTE_PLAYOUTS = 200  # the search that weighs a draw proposal
 

@@ -3,6 +3,7 @@
 budget, with the tactics that pay in every game (take an immediate win, avoid a move that
 hands the next player one) and hooks for what a game knows (docs/spec/server.md §11.7)."""
 
+import json
 import math
 import random
 import time
@@ -24,13 +25,14 @@ class Knowledge:
 
     playout: picks a playout move from the legal ones (default: uniformly at random).
     solve: the exact reward vector of a position it can solve, else None.
-    best_move: a move known to be best at the root (a solved endgame), else None.
+    best_move: a move known to be best at the root (a solved endgame), else None; it is
+        given the deadline of the move's budget and must return by then.
     evaluate: a reward vector for a playout cut off at playout_plies, else a draw share.
     """
 
     playout: Callable[[Engine, list, random.Random], Hashable] | None = None
     solve: Callable[[Engine], list[float] | None] | None = None
-    best_move: Callable[[Engine], Hashable | None] | None = None
+    best_move: Callable[[Engine, float | None], Hashable | None] | None = None
     evaluate: Callable[[Engine], list[float]] | None = None
     playout_plies: int = MAX_PLAYOUT_PLIES
 
@@ -133,7 +135,7 @@ def search(
     if winning is not None:
         return Choice(winning, 1.0, 0, "win")
     if knowledge.best_move is not None:
-        best = knowledge.best_move(engine)
+        best = knowledge.best_move(engine, deadline)
         if best is not None:
             return Choice(best, 1.0, 0, "solved")
     # The search stops early enough to leave the rest of the budget to the safety check.
@@ -224,6 +226,59 @@ def _playout(engine, seats, rng, knowledge, deadline) -> list[float] | None:
     if knowledge.evaluate is not None:
         return knowledge.evaluate(engine)
     return [1 / seats] * seats
+
+
+def forced_win(
+    engine: Engine, plies: int, deadline: float | None = None, node_limit: int = 200000
+) -> Hashable | None:
+    """A move of the seat on move that wins by force within `plies` plies in a two-seat
+    game (every reply of the opponent still loses in time), else None; None too when the
+    proof would pass node_limit positions or the deadline. Memoised on the positions'
+    states."""
+    seat = engine.to_move()
+    memo: dict = {}
+    budget = [node_limit]
+
+    def won(position: Engine, depth: int) -> bool | None:
+        """Whether `seat` wins by force from here within depth plies; None: out of budget."""
+        outcome = position.outcome()
+        if outcome is not None:
+            return outcome.winners == (seat,)
+        if depth == 0:
+            return False
+        key = (_state_key(position.state()), depth)
+        if key in memo:
+            return memo[key]
+        budget[0] -= 1
+        if budget[0] < 0 or (deadline is not None and time.perf_counter() > deadline):
+            return None
+        ours = position.to_move() == seat
+        verdict = not ours
+        for move in position.legal_moves():
+            after = position.copy()
+            after.play(move)
+            result = won(after, depth - 1)
+            if result is None:
+                return None
+            if result == ours:
+                verdict = ours
+                break
+        memo[key] = verdict
+        return verdict
+
+    for move in engine.legal_moves():
+        after = engine.copy()
+        after.play(move)
+        result = won(after, plies - 1)
+        if result is None:
+            return None
+        if result:
+            return move
+    return None
+
+
+def _state_key(state) -> str:
+    return json.dumps(state, sort_keys=True, separators=(",", ":"))
 
 
 def proven_lost(

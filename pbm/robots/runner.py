@@ -46,6 +46,18 @@ class RunReport:
     failures: list[str] = field(default_factory=list)  # what went wrong, one line each
 
 
+def report_to_operator(home, kind: str, line: str) -> None:
+    """The operator's mail about a failing robot, at most once an hour per robot and cause."""
+    # deferred: intake is the pipe's module; only a failure needs its alert
+    from ..intake import alert_operator
+
+    body = (
+        f"{line}\n\nThe robot's boards wait; their clocks nag and forfeit it as any player "
+        "(pbm cleanup). See log/pbm.log, then `pbm robots list`.\n"
+    )
+    alert_operator(home, kind, "pbm: a robot failed", body)
+
+
 def pending_tasks(server) -> list[Task]:
     """What the robots must do now, read in one snapshot of the database."""
     store = server.store
@@ -87,12 +99,11 @@ def decide(server, task: Task) -> str:
     if task.kind == "vote":
         accept = robot.accepts(task.vote_kind, engine, task.seat, task.seats, rng)
         return head.format("accept" if accept else "reject")
-    if robot.resigns(engine, task.seat, task.seats):
-        move = "resign"
-    else:
-        choice = robot.choose(engine, task.seats, Budget(seconds=task.robot.seconds), rng)
-        move = engine.move_text(choice.move)
-    return head.format("move") + f" {move}#{task.move_number}"
+    choice = robot.choose(engine, task.seats, Budget(seconds=task.robot.seconds), rng)
+    # Only a search that found no good move asks for the proof, which takes time of its own.
+    if choice.value == 0 and robot.resigns(engine, task.seat, task.seats):
+        return head.format("resign") + f" #{task.move_number}"
+    return head.format("move") + f" {engine.move_text(choice.move)}#{task.move_number}"
 
 
 def run_robots(

@@ -6,8 +6,7 @@ import logging
 import threading
 
 from ..dispatch import open_server
-from ..intake import alert_operator
-from .runner import run_robots
+from .runner import report_to_operator, run_robots
 
 log = logging.getLogger("pbm.robots")
 ROUND_SECONDS = 300  # one round's bound; a poke during a round starts another after it
@@ -37,7 +36,7 @@ class RobotThread:
         return self.run_on_writer(lambda server: server.execute_for_robot(text, grant))
 
     def _report(self, kind, line):
-        alert_operator(self.config.home, kind, "pbm: a robot failed", line + "\n")
+        report_to_operator(self.config.home, kind, line)
 
     def _loop(self):
         while True:
