@@ -41,7 +41,7 @@ RESERVED_WORDS = COMMAND_VOCABULARY | frozenset(
 # named so.
 CLI_SUBCOMMANDS = frozenset(
     "init check migrate serve outbox plugins ratings-rebuild cleanup run status backup restore"
-    " receive".split()
+    " receive robots".split()
 )
 
 

@@ -133,6 +133,11 @@ def play_game(task):
     return score, plies, [(e.state(), m) for e, m in record]
 
 
+def _indexed_game(pair):
+    index, task = pair
+    return index, play_game(task)
+
+
 def wilson(wins: float, games: int, z: float = 1.96) -> tuple[float, float]:
     if games == 0:
         return 0.0, 1.0
@@ -215,7 +220,11 @@ def main():
     print(f"# Robot strength run: seed {args.seed}, robot budget {args.playouts} playouts a")
     print(f"move, {args.games} games per side and match, {args.workers} workers\n")
     with Pool(args.workers) as pool:
-        results = pool.map(play_game, tasks, chunksize=1)
+        results = [None] * len(tasks)
+        indexed = pool.imap_unordered(_indexed_game, list(enumerate(tasks)))
+        for done, (index, result) in enumerate(indexed, start=1):
+            results[index] = result
+            print(f"{done}/{len(tasks)} games, {time.time() - began:.0f}s", file=sys.stderr)
         timing = pool.map(
             move_times,
             [(n, o, s, args.seconds, args.seed + i) for i, (n, o, s) in enumerate(largest)],
