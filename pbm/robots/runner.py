@@ -121,45 +121,52 @@ def run_robots(
     deadline = time.monotonic() + seconds
     tried = set()
     while time.monotonic() < deadline and not stopping():
+        # One read for many tasks; a task gone stale meanwhile is refused and read again.
         tasks = [task for task in pending_tasks(server) if task.key not in tried]
         if not tasks:
             break
-        task = tasks[0]
-        tried.add(task.key)
-        userid = task.robot.userid
-        where = f"{task.robot.game} board {task.number} move {task.move_number}"
-        started = time.monotonic()
-        try:
-            text = decide(server, task)
-        except Exception as error:
-            log.exception("robot %s failed on %s", userid, where)
-            line = f"robot {userid} failed on {where}: {type(error).__name__}: {error}"
-            report.failures.append(line)
-            report_failure(f"robot-error:{userid}", line)
-            continue
-        spent = time.monotonic() - started
-        if task.kind == "move" and spent > task.robot.seconds * OVERRUN_FACTOR:
-            line = (
-                f"robot {userid} took {spent:.1f}s on {where}, over its budget of "
-                f"{task.robot.seconds:g}s"
-            )
-            log.warning(line)
-            report.failures.append(line)
-            report_failure(f"robot-overrun:{userid}", line)
-        grant = Grant(task.robot.game, task.number, userid, task.move_number)
-        result = submit(text, grant)
-        report.commands.append(text.replace(TOKEN_PASSWORD, "<robot>"))
-        if result.ok:
-            continue
-        answer = " ".join(mail.body for mail in result.printed).strip()
-        if _moved_on(server, task):
-            log.info("robot %s: %s moved on before its move; deciding again", userid, where)
-            continue
-        line = f"robot {userid} was refused on {where}: {answer[:500]}"
-        log.error(line)
-        report.failures.append(line)
-        report_failure(f"robot-refused:{userid}", line)
+        for task in tasks:
+            if time.monotonic() >= deadline or stopping():
+                break
+            tried.add(task.key)
+            _carry_out(server, task, submit, report_failure, report)
     return report
+
+
+def _carry_out(server, task: Task, submit, report_failure, report: RunReport) -> None:
+    userid = task.robot.userid
+    where = f"{task.robot.game} board {task.number} move {task.move_number}"
+    started = time.monotonic()
+    try:
+        text = decide(server, task)
+    except Exception as error:
+        log.exception("robot %s failed on %s", userid, where)
+        line = f"robot {userid} failed on {where}: {type(error).__name__}: {error}"
+        report.failures.append(line)
+        report_failure(f"robot-error:{userid}", line)
+        return
+    spent = time.monotonic() - started
+    if task.kind == "move" and spent > task.robot.seconds * OVERRUN_FACTOR:
+        line = (
+            f"robot {userid} took {spent:.1f}s on {where}, over its budget of "
+            f"{task.robot.seconds:g}s"
+        )
+        log.warning(line)
+        report.failures.append(line)
+        report_failure(f"robot-overrun:{userid}", line)
+    grant = Grant(task.robot.game, task.number, userid, task.move_number)
+    result = submit(text, grant)
+    report.commands.append(text.replace(TOKEN_PASSWORD, "<robot>"))
+    if result.ok:
+        return
+    if _moved_on(server, task):
+        log.info("robot %s: %s moved on before its move; deciding again", userid, where)
+        return
+    answer = " ".join(mail.body for mail in result.printed).strip()
+    line = f"robot {userid} was refused on {where}: {answer[:500]}"
+    log.error(line)
+    report.failures.append(line)
+    report_failure(f"robot-refused:{userid}", line)
 
 
 def _moved_on(server, task: Task) -> bool:
