@@ -7,7 +7,7 @@ INSTALLED := $(VENV)/.installed
 TEST_INSTALLED := $(VENV)/.installed-test
 DEMO_HOME := $(CURDIR)/.demo-home
 
-.PHONY: demo test e2e stress bench install clean
+.PHONY: demo test e2e stress bench strength install clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -61,6 +61,10 @@ $(BENCH_INSTALLED): $(INSTALLED)
 # Speed figures, each next to a reference measured in the same run (docs/performance.md).
 bench: $(BENCH_INSTALLED)
 	$(BIN)/python bench/bench.py
+
+# The robots' measured strength, seeded; minutes, not part of `make test` (docs/robots.md).
+strength: $(INSTALLED)
+	$(BIN)/python tools/strength.py
 
 clean:
 	rm -rf $(VENV) $(DEMO_HOME) .pytest_cache .hypothesis *.egg-info

@@ -209,6 +209,19 @@ class Server:
                 raise
             return self._internal_error(request, error)
 
+    def execute_for_robot(self, text: str, grant: Grant) -> Result:
+        """A robot's command (docs/spec/server.md §11.7): the grant stands for its password
+        as a reply token's does and makes its `#n` guard current, so a move computed on a
+        position that has since changed is refused; everything else is any player's path.
+        The robot has no address: what would answer it is returned in Result.printed."""
+        parsed = parse(text, self.games, self._timeouts())
+        try:
+            return self._transaction(Request(text=text), parsed, {}, lambda ctx: ctx.run(), grant)
+        except Exception as error:
+            if is_transient(error):
+                raise
+            return self._internal_error(Request(text=text), error)
+
     def _run_batch(self, request: Request, parsed) -> Result:
         """A batch command runs its steps in transactions of their own (spec.batch): the
         handler gets the same Context as any other and returns their combined Result."""
@@ -808,6 +821,8 @@ class Context:
         """A mail to a user's addresses; about `board`, it joins the board's thread and, on
         one they play on and with `token`, can be answered by a reply (docs/spec/server.md
         §11.3)."""
+        if self.store.robots.is_robot(userid):
+            return  # a robot reads the board, not mail (docs/spec/server.md §11.7)
         addresses = addresses if addresses is not None else self.store.users.addresses(userid)
         if kind in CAPPED_KINDS and self._mail_cap_reached(userid):
             log.warning("mail cap: %s mail to %s not sent", kind, userid)

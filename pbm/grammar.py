@@ -40,7 +40,7 @@ RESERVED_WORDS = COMMAND_VOCABULARY | frozenset(
 # named so.
 CLI_SUBCOMMANDS = frozenset(
     "init check migrate serve outbox plugins ratings-rebuild cleanup run status backup restore"
-    " receive web".split()
+    " receive web robots".split()
 )
 
 

@@ -13,3 +13,9 @@ def register_games(register):
 @hookspec
 def register_migrations(register):
     """Call register(migrations) with a sqlite_utils.Migrations named "pbm-game-<name>"."""
+
+
+@hookspec
+def register_robots(register):
+    """Call register(robot) for each robot the plugin provides: a pbm.robots.Robot (or a
+    subclass) naming its game (docs/spec/server.md §11.7)."""

@@ -150,6 +150,25 @@ def _due(home: Path, kind: str) -> bool:
 
 
 def _alert(home: Path, cause: Cause) -> None:
+    send_alert(
+        home,
+        "pbm: incoming mail is waiting",
+        f"pbm cannot handle incoming mail; the MTA keeps it and retries.\n\n"
+        f"Cause: {cause.text}\nCure: {cause.cure}\n",
+    )
+
+
+def alert_operator(home: Path, kind: str, subject: str, body: str) -> None:
+    """Mail the operator about a failure of one kind, at most once an hour (a robot that
+    fails, docs/spec/server.md §11.7); a failure to tell is logged, never raised."""
+    try:
+        if _due(home, kind):
+            send_alert(home, subject, body)
+    except Exception as error:
+        log.error("could not tell the operator: %s", error)
+
+
+def send_alert(home: Path, subject: str, body: str) -> None:
     """Mail the operator directly: the outbox table lives in the database that may be the
     trouble. Maildir or SMTP, as configured; the defaults when pbm.ini is the trouble."""
     # deferred: start-up speed of the mail pipe (the early password check starts first)
@@ -159,13 +178,7 @@ def _alert(home: Path, cause: Cause) -> None:
     operator = config.get("server.operator_address")
     if not operator:
         return
-    mail = Mail(
-        kind="operator",
-        to=[operator],
-        subject="pbm: incoming mail is waiting",
-        body=f"pbm cannot handle incoming mail; the MTA keeps it and retries.\n\n"
-        f"Cause: {cause.text}\nCure: {cause.cure}\n",
-    )
+    mail = Mail(kind="operator", to=[operator], subject=subject, body=body)
     message = compose(config, mail).as_bytes()
     if config.get("smtp.host"):
         send_smtp(config, config.get("server.bounce_address"), [operator], message)

@@ -353,18 +353,24 @@ def recover_maildir(store, config) -> int:
 def sync_together(paths) -> None:
     """Make files written without a sync durable with as few syncs as the system allows:
     one syncfs(2) per file system they are on (Linux: it gives the guarantee of an fsync
-    of every file there, and flushes whatever else is dirty there), else fsync_each."""
+    of every file there, and flushes whatever else is dirty there), else one sync(2).
+
+    Never through a descriptor of the file itself: the database is among them, and closing
+    any descriptor of it drops every POSIX lock SQLite holds on it in this process (the
+    readers' and the writer's), which a concurrent reader then sees as a disk I/O error.
+    A descriptor of the file's folder names the same file system and holds no lock."""
     syncfs = _syncfs()
     if syncfs is None:
-        fsync_each(paths)
+        os.sync()
         return
     done = set()
     for path in paths:
-        device = os.stat(path).st_dev
+        folder = os.path.dirname(os.path.abspath(path))
+        device = os.stat(folder).st_dev
         if device in done:
             continue
         done.add(device)
-        descriptor = os.open(path, os.O_RDONLY)
+        descriptor = os.open(folder, os.O_RDONLY)
         try:
             if syncfs(descriptor) != 0:
                 number = _errno()

@@ -29,6 +29,7 @@ from .grammar import password_of
 from .intake import DirectServer, process_message
 from .mailout import claim, deliver, publish_maildir, retry_failed, stage_maildir, sync_together
 from .mailout import flush as flush_outbox
+from .robots.service import RobotThread
 from .security import EarlyCheck, PasswordCache, password_check_needed
 from .store import Store
 
@@ -81,6 +82,7 @@ class MailService:
         self.writer_cpu = 0.0
         self.writer = threading.Thread(target=self._write, name="pbm-db", daemon=True)
         self.writer.start()
+        self.robots = RobotThread(config, self.run_on_writer)
 
     def accepts(self, address: str) -> bool:
         local, _, domain = address.lower().rpartition("@")
@@ -230,6 +232,7 @@ class MailService:
                 command.outcome.set_exception(outcome)
             else:
                 command.outcome.set_result(outcome)
+        self.robots.poke()  # a robot may be on move now
 
     def _deliver(self, server, mails, queued):
         """The group's mails: renamed into new/, marked sent with the next commit; over
@@ -258,6 +261,19 @@ class MailService:
         except Exception as error:
             log.error("after a commit: %s", error)
             self._close_database()
+
+    def run_on_writer(self, work):
+        """work(server) on the writer's thread between groups, as a command of its own (a
+        robot's: it commits and delivers its mails itself)."""
+
+        def job():
+            try:
+                return work(self._pipeline())
+            except Exception:
+                self._close_database()
+                raise
+
+        return self.call(job)
 
     def _close_database(self):
         opened, self._opened, self._server = self._opened, None, None
@@ -292,6 +308,7 @@ class MailService:
             )
 
     def close(self):
+        self.robots.close()
         self.call(self._stop)
         self.writer.join()
         self.readers.shutdown()
@@ -354,6 +371,7 @@ def serve(config, host: str, port: int, ready=None):
     log.info("pbm serve listening on %s:%s", host, port)
     if ready is not None:
         ready()
+    service.robots.poke()  # robots put on move before the start
     try:
         while True:  # the first flush finishes deliveries that a crash cut short
             try:

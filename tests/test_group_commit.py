@@ -320,9 +320,28 @@ def test_one_sync_for_a_batch_of_files_on_one_file_system(tmp_path, monkeypatch)
     monkeypatch.setattr(pbm.mailout, "_syncfs", lambda: lambda fd: synced.append(fd) or 0)
     sync_together(paths)
     assert len(synced) == 1
-    monkeypatch.setattr(pbm.mailout, "_syncfs", lambda: None)
-    monkeypatch.setattr(pbm.mailout.os, "fsync", fsynced.append)
-    sync_together(paths)
-    assert len(fsynced) == 3, "without syncfs, every file is synced alone"
     with pytest.raises(FileNotFoundError):
-        sync_together([tmp_path / "missing.pbm"])
+        sync_together([tmp_path / "gone" / "missing.pbm"])
+    monkeypatch.setattr(pbm.mailout, "_syncfs", lambda: None)
+    monkeypatch.setattr(pbm.mailout.os, "sync", lambda: fsynced.append("sync"))
+    sync_together(paths)
+    assert fsynced == ["sync"], "without syncfs, one sync(2) for them all"
+
+
+def test_syncing_never_opens_the_database_file_itself(tmp_path, monkeypatch):
+    """Closing any descriptor of the database drops the POSIX locks SQLite holds on it in
+    this process: pbm serve's readers then met disk I/O errors. The sync goes through the
+    folder instead."""
+    import pbm.mailout
+    from pbm.mailout import sync_together
+
+    database = tmp_path / "pbm.db"
+    database.write_bytes(b"")
+    opened = []
+    real_open = os.open
+    monkeypatch.setattr(
+        pbm.mailout.os, "open", lambda path, *a: opened.append(str(path)) or real_open(path, *a)
+    )
+    monkeypatch.setattr(pbm.mailout, "_syncfs", lambda: lambda fd: 0)
+    sync_together([database])
+    assert opened == [str(tmp_path)]

@@ -505,3 +505,17 @@ def _grid_picture(first_x: int, last_x: int, first_y: int, last_y: int) -> GridP
 @hookimpl
 def register_games(register):
     register(KnightLine())
+
+
+@hookimpl
+def register_robots(register):
+    # deferred: only robot work needs the search, never a mail about the game
+    from pbm.robots import Robot
+
+    register(
+        Robot(
+            game="knightline",
+            name="mcts",
+            description="Monte Carlo tree search for two or three players: takes a line that wins, keeps the next player from one",
+        )
+    )

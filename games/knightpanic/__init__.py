@@ -557,3 +557,30 @@ def _grid_picture(size: int, three_d: bool) -> GridPicture:
 @hookimpl
 def register_games(register):
     register(KnightPanic())
+
+
+def _forced_win_plies(state) -> int:
+    """How deep the robot looks for a forced trap: the small flat board is cheap to search
+    (7 plies in well under a second), the others only a move and its answers."""
+    options = state["options"]
+    return 7 if options["size"] == 4 and not options["3d"] else 3
+
+
+@hookimpl
+def register_robots(register):
+    # deferred: only robot work needs the search, never a mail about the game
+    from pbm.robots import Knowledge, Robot
+    from pbm.robots.mcts import forced_win
+
+    def best_move(engine, deadline):
+        return forced_win(engine, _forced_win_plies(engine.state()), deadline)
+
+    register(
+        Robot(
+            game="knightpanic",
+            name="mcts",
+            description="Monte Carlo tree search after a search for a forced trap (7 plies "
+            "deep on the flat 4x4 board, 3 elsewhere)",
+            knowledge=Knowledge(best_move=best_move),
+        )
+    )

@@ -293,3 +293,17 @@ class KnightVision(BaseGame):
 @hookimpl
 def register_games(register):
     register(KnightVision())
+
+
+@hookimpl
+def register_robots(register):
+    # deferred: only robot work needs the search, never a mail about the game
+    from pbm.robots import Robot
+
+    register(
+        Robot(
+            game="knightvision",
+            name="mcts",
+            description="Monte Carlo tree search with random playouts, which suit a connection game",
+        )
+    )

@@ -350,3 +350,17 @@ class _Stones:
 @hookimpl
 def register_games(register):
     register(Lox())
+
+
+@hookimpl
+def register_robots(register):
+    # deferred: only robot work needs the search, never a mail about the game
+    from pbm.robots import Robot
+
+    register(
+        Robot(
+            game="lox",
+            name="mcts",
+            description="Monte Carlo tree search with random playouts, which suit a connection game",
+        )
+    )

@@ -530,3 +530,17 @@ def _in_stored_order(old: dict, new: dict, removed: list[str]) -> dict:
 @hookimpl
 def register_games(register):
     register(Uknight())
+
+
+@hookimpl
+def register_robots(register):
+    # deferred: only robot work needs the search, never a mail about the game
+    from pbm.robots import Robot
+
+    register(
+        Robot(
+            game="uknight",
+            name="mcts",
+            description="Monte Carlo tree search with random playouts to the end of the game",
+        )
+    )

@@ -1,7 +1,7 @@
 """All of pbm's SQL: the schema, its migrations, and every query the core runs, by concern.
 
 `Store` holds the connection and its transactions; `store.users`, `store.boards`,
-`store.votes`, `store.watching`, `store.ratings`, `store.limits`, `store.outbox` and `store.tokens`
+`store.votes`, `store.watching`, `store.ratings`, `store.limits`, `store.outbox`, `store.tokens` and `store.robots`
 hold the queries of one concern each and hand out rows as the records of `records`.
 """
 
@@ -21,6 +21,7 @@ from .records import (
     ResetCodeRecord,
     ResultRecord,
     ResultSeatRecord,
+    RobotRecord,
     SubmissionRecord,
     UserRecord,
     VacationRecord,
@@ -42,6 +43,7 @@ __all__ = [
     "ReplyTokenRecord",
     "ResultRecord",
     "ResultSeatRecord",
+    "RobotRecord",
     "Store",
     "SubmissionRecord",
     "UserRecord",

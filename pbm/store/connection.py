@@ -13,6 +13,7 @@ from .boards import Boards
 from .limits import Limits
 from .outbox import Outbox
 from .ratings import Ratings
+from .robots import Robots
 from .tokens import ReplyTokens
 from .users import Users
 from .votes import Votes
@@ -422,6 +423,18 @@ def m010_board_lists_by_number(db):
     db["boards"].create_index(["game", "status", "number", "archived_at"])
 
 
+@_core_step
+def m011_robots(db):
+    """The accounts the server moves for, with their game, robot and budget
+    (docs/spec/server.md §11.7)."""
+    db["robots"].create(
+        {"userid": str, "game": str, "robot": str, "seconds": float, "created_at": str},
+        pk="userid",
+        foreign_keys=[("userid", "users", "userid")],
+        not_null={"game", "robot", "seconds", "created_at"},
+    )
+
+
 class Store:
     """One connection to $PBM_HOME/pbm.db, its transactions, and one repository per concern."""
 
@@ -437,6 +450,7 @@ class Store:
         self.limits = Limits(self)
         self.outbox = Outbox(self)
         self.tokens = ReplyTokens(self)
+        self.robots = Robots(self)
 
     @property
     def db(self):

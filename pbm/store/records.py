@@ -64,6 +64,16 @@ class UserRecord(Record):
     deleted_at: str | None
 
 
+class RobotRecord(Record):
+    """A user the server moves for (docs/spec/server.md §11.7)."""
+
+    userid: str
+    game: str
+    robot: str  # the robot's name among its game's robots
+    seconds: float  # the move's time budget
+    created_at: str
+
+
 class ResetCodeRecord(Record):
     userid: str
     code_digest: str
