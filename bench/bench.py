@@ -46,6 +46,7 @@ sys.path.insert(0, str(ROOT))
 # bench/, the script's own folder, leads sys.path: its modules import by their names.
 from click.testing import CliRunner  # noqa: E402
 from engines import engines  # noqa: E402
+from fixtures import LIMITS, populate  # noqa: E402
 from htmlmail import html_mail  # noqa: E402
 from pictures import pictures  # noqa: E402
 from web import web  # noqa: E402
@@ -53,14 +54,6 @@ from web import web  # noqa: E402
 from pbm.cli import cli  # noqa: E402
 
 PBM = Path(sys.executable).parent / "pbm"
-LIMITS = """[limits]
-commands_per_hour = 100000000
-signups_per_day = 100000000
-challenges_per_day = 100000000
-boards_per_user_per_day = 100000000
-failed_logins_per_hour = 100000000
-mails_per_user_per_day = 100000000
-"""
 RESULTS: list[tuple[str, str, str, str]] = []  # (section, figure, reference, ratio)
 
 
@@ -531,57 +524,6 @@ def _free_port():
 
 
 # -- 3. scaling ------------------------------------------------------------------------------
-
-
-def populate(home: Path, finished: int, users: int):
-    """Users and finished boards straight through the storage layer: fast and realistic."""
-    from pbm.config import Config
-    from pbm.security import hash_password
-    from pbm.store import Store
-
-    store = Store.open(Config.load(home).db_path)
-    stored = hash_password("secret")
-    at = "2026-01-01T00:00:00Z"
-    with store.write():
-        for i in range(users):
-            store.users.create(f"u{i:05d}", stored, [f"u{i:05d}@bench.example"], at)
-        for n in range(finished):
-            a, b = f"u{(2 * n) % users:05d}", f"u{(2 * n + 1) % users:05d}"
-            board_id = store.boards.create(
-                game=GAME,
-                number=store.boards.next_number(GAME),
-                options={"size": 11, "control": False},
-                seed=n,
-                nag_days=7,
-                forfeit_days=21,
-                total_days=0,
-                created_at=at,
-                userids=[a, b],
-                rated=True,
-            )
-            for ply, (seat, text) in enumerate([(0, "f6"), (1, "g7")], start=1):
-                store.boards.append_ply(
-                    board_id,
-                    ply=ply,
-                    seat=seat,
-                    userid=(a, b)[seat],
-                    kind="move",
-                    text=text,
-                    auto=False,
-                    charged=60,
-                    at=at,
-                )
-            store.boards.set_status(board_id, "finished", finished_at=at)
-            store.ratings.add_result(
-                game=GAME,
-                board_id=board_id,
-                finished_at=at,
-                rated=True,
-                points=1,
-                reason="bench",
-                scores=[(a, 0.0), (b, 1.0)],
-            )
-    store.close()
 
 
 def command_latency(home: Path, plies: int, repeats: int):

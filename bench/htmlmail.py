@@ -22,6 +22,7 @@ from email.message import EmailMessage
 from pathlib import Path
 
 from click.testing import CliRunner
+from fixtures import LIMITS
 
 from pbm.cli import cli
 from pbm.config import Config
@@ -30,15 +31,6 @@ from pbm.mailin import build_request
 from pbm.position import replay
 
 ROOT = Path(__file__).resolve().parent.parent
-LIMITS = """[limits]
-commands_per_hour = 100000000
-signups_per_day = 100000000
-challenges_per_day = 100000000
-boards_per_user_per_day = 100000000
-failed_logins_per_hour = 100000000
-mails_per_user_per_day = 100000000
-mails_to_unconfirmed_address_per_day = 100000000
-"""
 USERS = ("white", "black", "third")
 
 # (label, game, challenge options, players, plies played before the measured ones):

@@ -21,6 +21,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from click.testing import CliRunner  # noqa: E402
+from fixtures import LIMITS, populate  # noqa: E402
 
 from pbm.cli import cli  # noqa: E402
 
@@ -29,59 +30,6 @@ GAME = "lox"
 LONG_GAME_PLIES = 60  # the page measured: a running Lox board of 60 plies
 CLIENTS = 8
 THREADS = 4
-LIMITS = "[limits]\ncommands_per_hour = 100000000\nchallenges_per_day = 100000000\n"
-
-
-def fill(home: Path, boards: int, users: int):
-    """Users and finished two-ply boards through the storage layer in one transaction, as
-    bench.py's scaling section fills its database."""
-    from pbm.config import Config
-    from pbm.security import hash_password
-    from pbm.store import Store
-
-    store = Store.open(Config.load(home).db_path)
-    stored = hash_password("secret")
-    at = "2026-01-01T00:00:00Z"
-    with store.write():
-        for i in range(users):
-            store.users.create(f"u{i:05d}", stored, [f"u{i:05d}@bench.example"], at)
-        for n in range(boards):
-            a, b = f"u{(2 * n) % users:05d}", f"u{(2 * n + 1) % users:05d}"
-            board_id = store.boards.create(
-                game=GAME,
-                number=store.boards.next_number(GAME),
-                options={"size": 11, "control": False},
-                seed=n,
-                nag_days=7,
-                forfeit_days=21,
-                total_days=0,
-                created_at=at,
-                userids=[a, b],
-                rated=True,
-            )
-            for ply, (seat, text) in enumerate([(0, "f6"), (1, "g7")], start=1):
-                store.boards.append_ply(
-                    board_id,
-                    ply=ply,
-                    seat=seat,
-                    userid=(a, b)[seat],
-                    kind="move",
-                    text=text,
-                    auto=False,
-                    charged=60,
-                    at=at,
-                )
-            store.boards.set_status(board_id, "finished", finished_at=at)
-            store.ratings.add_result(
-                game=GAME,
-                board_id=board_id,
-                finished_at=at,
-                rated=True,
-                points=1,
-                reason="bench",
-                scores=[(a, 0.0), (b, 1.0)],
-            )
-    store.close()
 
 
 def long_game(home: Path) -> int:
@@ -148,7 +96,7 @@ def web(report, quick: bool):
         assert result.exit_code == 0, result.output
         (home / "pbm.ini").write_text(LIMITS)
         start = time.perf_counter()
-        fill(home, boards, users)
+        populate(home, boards, users)
         number = long_game(home)
         print(f"   (filling {boards} boards took {time.perf_counter() - start:.0f} s)", flush=True)
         env = dict(os.environ, PBM_HOME=str(home))

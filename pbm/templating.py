@@ -81,16 +81,18 @@ def text_environment(home: Path | None, find_game) -> jinja2.Environment:
 
 
 @lru_cache(maxsize=8)
-def html_environment(home: Path | None) -> jinja2.Environment:
-    """The HTML mail templates (templates/mail/*.html), apart from the text environment:
-    everything they show is escaped, since most of it comes from players."""
+def html_environment(home: Path | None, write_cache: bool = True) -> jinja2.Environment:
+    """The HTML templates (templates/mail/*.html, templates/web/*.html), apart from the text
+    environment: everything they show is escaped, since most of it comes from players.
+    Operator overrides in $PBM_HOME/templates win. The web view reads its home read-only
+    (write_cache False): it keeps its compiled templates in memory."""
     loaders = []
     if home is not None:
         loaders.append(jinja2.FileSystemLoader(str(Path(home) / "templates")))
     loaders.append(jinja2.FileSystemLoader(str(templates_dir())))
     return jinja2.Environment(
         loader=jinja2.ChoiceLoader(loaders),
-        bytecode_cache=_bytecode_cache(home),
+        bytecode_cache=_bytecode_cache(home) if write_cache else None,
         autoescape=True,
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,

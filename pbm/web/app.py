@@ -4,10 +4,7 @@ database connection per server thread (docs/spec/server.md §11.8)."""
 import logging
 import threading
 from importlib.resources import files
-from pathlib import Path
 from urllib.parse import parse_qs
-
-import jinja2
 
 from ..clock import now
 from ..dispatch import Server
@@ -15,7 +12,7 @@ from ..failures import TransientError
 from ..game import GAME_NAME_RE
 from ..grammar import DIGITS_RE, USERID_RE
 from ..store import Store
-from ..templating import templates_dir
+from ..templating import html_environment
 from . import pages
 
 log = logging.getLogger("pbm.web")
@@ -47,22 +44,6 @@ def not_found(what: str = "There is no such page here."):
     raise pages.PageError(404, what)
 
 
-def html_environment(home: Path | None) -> jinja2.Environment:
-    """templates/web/*.html, every value escaped; an operator's own in $PBM_HOME/templates
-    win, as for mail."""
-    loaders = []
-    if home is not None:
-        loaders.append(jinja2.FileSystemLoader(str(Path(home) / "templates")))
-    loaders.append(jinja2.FileSystemLoader(str(templates_dir())))
-    return jinja2.Environment(
-        loader=jinja2.ChoiceLoader(loaders),
-        autoescape=True,
-        undefined=jinja2.StrictUndefined,
-        trim_blocks=True,
-        lstrip_blocks=True,
-    )
-
-
 class WebView:
     """The application: each request reads one committed state of the database through
     its thread's read-only connection."""
@@ -70,7 +51,7 @@ class WebView:
     def __init__(self, config, games=None):
         self.config = config
         self.games = games
-        self.templates = html_environment(config.home)
+        self.templates = html_environment(config.home, write_cache=False)
         self._local = threading.local()
         if not config.db_path.exists():
             raise TransientError(f"No database at {config.db_path}: run `pbm init`")
