@@ -22,7 +22,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pbm.cli import cli
-from pbm.config import CHOICES, DEFAULTS, TEXT_KEYS, Config, ConfigError
+from pbm.config import (
+    BASE_URL_RE,
+    CHOICES,
+    DEFAULTS,
+    MAX_BASE_URL_CHARS,
+    TEXT_KEYS,
+    Config,
+    ConfigError,
+)
 from tests.conftest import GENEROUS_LIMITS, ROOT
 from tests.mailpipe import command_mail, inbox
 from tests.test_delivery import free_port
@@ -270,7 +278,8 @@ INI_VALUES = st.text(st.characters(blacklist_categories=("Cs", "Cc")), max_size=
 
 def usable(section, key, value) -> bool:
     """The rule of pbm/config.py, restated: a known key, a whole number unless it is a text
-    setting, one of the choices where there are choices, an address for server.address."""
+    setting, one of the choices where there are choices, an address for server.address, a
+    short http(s) address (or nothing) for web.base_url."""
     name = f"{section}.{key}"
     value = value.strip()
     if key not in DEFAULTS[section]:
@@ -279,6 +288,10 @@ def usable(section, key, value) -> bool:
         return value in CHOICES[name]
     if name == "server.address":
         return "@" in value
+    if name == "web.base_url":
+        return not value or (
+            BASE_URL_RE.fullmatch(value) is not None and len(value) <= MAX_BASE_URL_CHARS
+        )
     return name in TEXT_KEYS or (value.isascii() and value.isdigit())
 
 
