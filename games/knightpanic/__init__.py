@@ -578,12 +578,23 @@ def register_robots(register):
             return solver.best_move(engine)
         return forced_win(engine, FORCED_TRAP_PLIES, deadline)
 
+    def playout(engine, moves, rng):
+        # Players who trap a knight when they can make the playouts' verdicts about
+        # threats true; uniformly random ones walk past most traps.
+        seat = engine.to_move()
+        for move in moves:
+            after = engine.copy()
+            after.play(move)
+            if after.winner == seat:
+                return move
+        return moves[rng.randrange(len(moves))]
+
     register(
         Robot(
             game="knightpanic",
             name="mcts",
             description="perfect play from an exhaustive solve on the flat 4x4 board; "
             "elsewhere Monte Carlo tree search after a 3-ply search for a forced trap",
-            knowledge=Knowledge(best_move=best_move),
+            knowledge=Knowledge(best_move=best_move, playout=playout),
         )
     )
