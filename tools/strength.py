@@ -192,8 +192,8 @@ def move_times(task):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--games", type=int, default=6, help="games per side and match")
-    parser.add_argument("--playouts", type=int, default=40, help="the robot's budget")
+    parser.add_argument("--games", type=int, default=10, help="games per side and match")
+    parser.add_argument("--playouts", type=int, default=100, help="the robot's budget")
     parser.add_argument("--seconds", type=float, default=1.0, help="budget of the timing run")
     parser.add_argument("--seed", type=int, default=2126)
     parser.add_argument("--workers", type=int, default=2)
