@@ -1,7 +1,7 @@
 """`make strength`: the robots' measured strength (docs/robots.md). Seeded matches of each
 game's registered robot against a uniformly random player, against a one-ply greedy player
 (takes a win, avoids an immediate loss) and against itself with a tenth of the budget; the
-4x4 Knight Panic check against a deeper exhaustive search; and the robot's move times on the
+4x4 Knight Panic check against the exhaustive solve (games/knightpanic/solver.py); and the robot's move times on the
 largest board of each game against its budget plus 10%. Not part of `make test`: it takes
 minutes. Prints a Markdown report (docs/robots.md holds the last one)."""
 
@@ -21,7 +21,8 @@ import games.knightpanic  # noqa: E402
 import games.knightvision  # noqa: E402
 import games.lox  # noqa: E402
 import games.uknight  # noqa: E402
-from pbm.robots.mcts import Budget, forced_win, immediate_win, is_safe  # noqa: E402
+from games.knightpanic import solver  # noqa: E402
+from pbm.robots.mcts import Budget, immediate_win, is_safe  # noqa: E402
 
 MODULES = {
     "knightline": games.knightline,
@@ -49,7 +50,6 @@ LARGEST = [
     ("uknight", {"size": 7}, 2),
 ]
 MAX_PLIES = 300  # Knight Panic has no move limit; a longer game counts as a draw
-CHECK_PLIES = 9  # the 4x4 check looks deeper than the robot's own 7-ply trap search
 
 
 def game_and_robot(name):
@@ -150,29 +150,22 @@ def wilson(wins: float, games: int, z: float = 1.96) -> tuple[float, float]:
 # -- the 4x4 Knight Panic check ------------------------------------------------------------
 
 
-def keeps_win(state, move) -> bool | None:
-    """None when the position was not won within CHECK_PLIES; else whether the robot's move
-    keeps a forced win: every reply still leaves a forced win (or the game is won)."""
+def solved_verdict(state, move) -> tuple[int, int]:
+    """The exhaustive solve's value of a 4x4 position for the robot on move (+1 won, 0 drawn,
+    -1 lost) and that of the position its move left it (an ended game counts as won or
+    lost)."""
     game, _ = game_and_robot("knightpanic")
     engine = game.engine(state)
     seat = engine.to_move()
-    if forced_win(engine, CHECK_PLIES, node_limit=2_000_000) is None:
-        return None
+    before = solver.value(engine)
     after = engine.copy()
     after.play(move)
-    if after.outcome() is not None:
-        return after.outcome().winners == (seat,)
-    for reply in after.legal_moves():
-        answered = after.copy()
-        answered.play(reply)
-        outcome = answered.outcome()
-        if outcome is not None:
-            if outcome.winners != (seat,):
-                return False
-            continue
-        if forced_win(answered, CHECK_PLIES - 2, node_limit=2_000_000) is None:
-            return False
-    return True
+    outcome = after.outcome()
+    if outcome is not None:
+        kept = 1 if outcome.winners == (seat,) else -1
+    else:
+        kept = -solver.value(after)
+    return (before > 0) - (before < 0), (kept > 0) - (kept < 0)
 
 
 # -- move times on the largest boards --------------------------------------------------------
@@ -199,8 +192,8 @@ def move_times(task):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--games", type=int, default=6, help="games per side and match")
-    parser.add_argument("--playouts", type=int, default=40, help="the robot's budget")
+    parser.add_argument("--games", type=int, default=10, help="games per side and match")
+    parser.add_argument("--playouts", type=int, default=100, help="the robot's budget")
     parser.add_argument("--seconds", type=float, default=1.0, help="budget of the timing run")
     parser.add_argument("--seed", type=int, default=2126)
     parser.add_argument("--workers", type=int, default=2)
@@ -232,7 +225,7 @@ def main():
         checks = []
         for _, _, record in results:
             checks.extend(record)
-        verdicts = pool.starmap(keeps_win, checks, chunksize=4)
+        verdicts = pool.starmap(solved_verdict, checks, chunksize=64)
     table = {}
     for task, (score, _, _) in zip(tasks, results):
         name, options, seats, robot_seat, _, opponent, _ = task
@@ -248,12 +241,14 @@ def main():
             f"| {variant} | {opponent} | {seat + 1} | {len(scores)} | "
             f"{wins / len(scores):.0%} | {draws} | {low:.0%}–{high:.0%} |"
         )
-    won = [v for v in verdicts if v is not None]
-    lost_wins = sum(1 for v in won if v is False)
+    won = [after for before, after in verdicts if before == 1]
+    drawn = [after for before, after in verdicts if before == 0]
     print(
-        f"\n4x4 Knight Panic: {len(verdicts)} positions with the robot on move, {len(won)} "
-        f"won within {CHECK_PLIES} plies before its move; the robot's move threw away "
-        f"{lost_wins} of those wins."
+        f"\n4x4 Knight Panic, against the exhaustive solve: {len(verdicts)} positions with "
+        f"the robot on move; {len(won)} won, of which its move threw away "
+        f"{sum(1 for after in won if after < 1)}; {len(drawn)} drawn, of which its move lost "
+        f"{sum(1 for after in drawn if after < 0)}; {len(verdicts) - len(won) - len(drawn)} "
+        "lost already."
     )
     print(f"\nMove times with a budget of {args.seconds:g}s (limit {args.seconds * 1.1:.2f}s):\n")
     print("| largest board | moves timed | longest | mean | within budget + 10% |")

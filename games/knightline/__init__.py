@@ -510,12 +510,20 @@ def register_games(register):
 @hookimpl
 def register_robots(register):
     # deferred: only robot work needs the search, never a mail about the game
-    from pbm.robots import Robot
+    from pbm.robots import Knowledge, Robot
+
+    def playout(engine, moves, rng):
+        # Players who take a line when they have one make the playouts' verdicts about
+        # threats true; uniformly random ones miss most lines.
+        winning = engine.line_move(moves)
+        return winning if winning is not None else moves[rng.randrange(len(moves))]
 
     register(
         Robot(
             game="knightline",
             name="mcts",
-            description="Monte Carlo tree search for two or three players: takes a line that wins, keeps the next player from one",
+            description="Monte Carlo tree search for two or three players, its playouts taking "
+            "a line when there is one: takes a line that wins, keeps the next player from one",
+            knowledge=Knowledge(playout=playout),
         )
     )

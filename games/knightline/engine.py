@@ -235,6 +235,31 @@ class KnightLineEngine(Engine):
         )
         return True
 
+    def line_move(self, moves):
+        """One of moves (the seat on move's) that makes a line and wins, else None; cheap
+        enough for a playout, as it looks at each destination once and plays nothing."""
+        seat = self.on_move
+        get, counts = self.owner.get, self.lines_of[seat]
+        looked = set()
+        for move in moves:
+            if move == PASS:
+                continue
+            count, source = move & COUNT_BITS, move >> 8
+            cell = source + KNIGHT_OFFSETS[(move >> 5) & 7] if count else source
+            if cell in looked:
+                continue
+            looked.add(cell)
+            for step in LINE_STEPS:
+                low = cell - step
+                while get(low) in counts:
+                    low -= step
+                high = cell + step
+                while get(high) in counts:
+                    high += step
+                if (high - low) // step - 1 >= LINE_LENGTH:
+                    return move
+        return None
+
     def advance(self, mover) -> None:
         """Give the turn to the next seat, or end a game nobody can go on with
         (docs/spec/games/knightline.md §4.3)."""

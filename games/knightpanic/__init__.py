@@ -559,11 +559,8 @@ def register_games(register):
     register(KnightPanic())
 
 
-def _forced_win_plies(state) -> int:
-    """How deep the robot looks for a forced trap: the small flat board is cheap to search
-    (7 plies in well under a second), the others only a move and its answers."""
-    options = state["options"]
-    return 7 if options["size"] == 4 and not options["3d"] else 3
+# How deep the robot looks for a forced trap off the solved board: a move and its answers.
+FORCED_TRAP_PLIES = 3
 
 
 @hookimpl
@@ -572,15 +569,32 @@ def register_robots(register):
     from pbm.robots import Knowledge, Robot
     from pbm.robots.mcts import forced_win
 
+    from . import solver
+
     def best_move(engine, deadline):
-        return forced_win(engine, _forced_win_plies(engine.state()), deadline)
+        # The flat 4x4 game is solved once per process (about half a minute, whatever
+        # the deadline); afterwards every move there is perfect and instant.
+        if solver.solvable(engine.state()):
+            return solver.best_move(engine)
+        return forced_win(engine, FORCED_TRAP_PLIES, deadline)
+
+    def playout(engine, moves, rng):
+        # Players who trap a knight when they can make the playouts' verdicts about
+        # threats true; uniformly random ones walk past most traps.
+        seat = engine.to_move()
+        for move in moves:
+            after = engine.copy()
+            after.play(move)
+            if after.winner == seat:
+                return move
+        return moves[rng.randrange(len(moves))]
 
     register(
         Robot(
             game="knightpanic",
             name="mcts",
-            description="Monte Carlo tree search after a search for a forced trap (7 plies "
-            "deep on the flat 4x4 board, 3 elsewhere)",
-            knowledge=Knowledge(best_move=best_move),
+            description="perfect play from an exhaustive solve on the flat 4x4 board; "
+            "elsewhere Monte Carlo tree search after a 3-ply search for a forced trap",
+            knowledge=Knowledge(best_move=best_move, playout=playout),
         )
     )
