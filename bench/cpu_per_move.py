@@ -18,6 +18,7 @@ import pstats
 import sys
 import tempfile
 import time
+from concurrent.futures import Future
 from pathlib import Path
 
 PLIES_PER_BOARD = 100  # a 13x13 Lox game lasts longer than this
@@ -55,15 +56,18 @@ def main():
 
     from pbm.config import Config  # noqa: E402
     from pbm.intake import process_message  # noqa: E402
-    from pbm.serve import MailService  # noqa: E402
+    from pbm.serve import Command, MailService  # noqa: E402
 
     assert Path(sys.modules["pbm"].__file__).resolve().is_relative_to(root), "wrong checkout"
 
     class InlineService(MailService):
-        """pbm serve's handler with its writer's work done on the calling thread."""
+        """pbm serve's handler with its writer's work, a group of one command, done on the
+        calling thread: what the writer's CPU a move is."""
 
         def run(self, request, refusal, early):
-            return self._process(request, refusal, early)
+            outcome = Future()
+            self._run_group([Command(request, refusal, early, outcome)], [])
+            return outcome.result()
 
     with tempfile.TemporaryDirectory(prefix="pbm-cpu-") as tmp:
         home = helpers.init_home(Path(tmp) / "home")
@@ -107,8 +111,7 @@ def main():
         cpu = (time.process_time() - start_cpu) / len(measured) * 1000
         wall = (time.perf_counter() - start_wall) / len(measured) * 1000
         service._close_database()  # opened on this thread, closed on it
-        service.worker.shutdown()
-        service.readers.shutdown()
+        service.close()
         print(f"cpu_ms_per_move {cpu:.3f}")
         print(f"wall_ms_per_move {wall:.3f}")
         if profiler:
