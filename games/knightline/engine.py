@@ -213,15 +213,10 @@ class KnightLineEngine(Engine):
         """End the game if the new stack on cell is in a line of 4 or more of the mover's
         (docs/spec/games/knightline.md §5): the longest such line, the first of the row,
         column and diagonals on a tie."""
-        get, counts = self.owner.get, self.lines_of[seat]
+        counts = self.lines_of[seat]
         best = None
         for step in LINE_STEPS:
-            low = cell - step
-            while get(low) in counts:
-                low -= step
-            high = cell + step
-            while get(high) in counts:
-                high += step
+            low, high = self._beyond_run(cell, step, counts)
             length = (high - low) // step - 1
             if length >= LINE_LENGTH and (best is None or length > best[2]):
                 best = (low + step, high - step, length)
@@ -238,8 +233,7 @@ class KnightLineEngine(Engine):
     def line_move(self, moves):
         """One of moves (the seat on move's) that makes a line and wins, else None; cheap
         enough for a playout, as it looks at each destination once and plays nothing."""
-        seat = self.on_move
-        get, counts = self.owner.get, self.lines_of[seat]
+        counts = self.lines_of[self.on_move]
         looked = set()
         for move in moves:
             if move == PASS:
@@ -250,15 +244,22 @@ class KnightLineEngine(Engine):
                 continue
             looked.add(cell)
             for step in LINE_STEPS:
-                low = cell - step
-                while get(low) in counts:
-                    low -= step
-                high = cell + step
-                while get(high) in counts:
-                    high += step
+                low, high = self._beyond_run(cell, step, counts)
                 if (high - low) // step - 1 >= LINE_LENGTH:
                     return move
         return None
+
+    def _beyond_run(self, cell, step, counts) -> tuple[int, int]:
+        """The first cells on either side of cell, along step, that hold no stack counting
+        for the line (counts: the owners whose stacks count for the mover's lines)."""
+        get = self.owner.get
+        low = cell - step
+        while get(low) in counts:
+            low -= step
+        high = cell + step
+        while get(high) in counts:
+            high += step
+        return low, high
 
     def advance(self, mover) -> None:
         """Give the turn to the next seat, or end a game nobody can go on with
