@@ -31,16 +31,39 @@ MODULES = {
     "lox": games.lox,
     "uknight": games.uknight,
 }
-# (game, options, seats): the variants the matches are played on.
+# (game, options, seats): the variants the matches are played on, every size and rule
+# variant of every game; `--only` picks some. One game's rows stand apart from the next's.
 VARIANTS = [
     ("knightpanic", {"size": 4}, 2),
     ("knightpanic", {"size": 5}, 2),
+    ("knightpanic", {"size": 6}, 2),
+    ("knightpanic", {"size": 7}, 2),
+    ("knightpanic", {"size": 5, "mover_loses": False}, 2),
     ("knightpanic", {"size": 4, "3d": True}, 2),
+    ("knightpanic", {"size": 5, "3d": True}, 2),
+    ("knightpanic", {"size": 6, "3d": True}, 2),
+    ("knightpanic", {"size": 7, "3d": True}, 2),
+    ("knightpanic", {"size": 4, "3d": True, "win_no_move": False}, 2),
+    #
     ("knightline", {}, 2),
     ("knightline", {}, 3),
+    ("knightline", {"blocker": True}, 2),
+    ("knightline", {"wildcard": True}, 3),
+    ("knightline", {"stack": 10}, 2),
+    ("knightline", {"stack": 30}, 3),
+    #
     ("knightvision", {"size": 9}, 2),
+    ("knightvision", {"size": 11}, 2),
+    ("knightvision", {"size": 14}, 2),
+    #
     ("lox", {"size": 9}, 2),
+    ("lox", {"size": 11}, 2),
+    ("lox", {"size": 15}, 2),
+    ("lox", {"size": 19}, 2),
+    #
     ("uknight", {"size": 5}, 2),
+    ("uknight", {"size": 6}, 2),
+    ("uknight", {"size": 7}, 2),
 ]
 LARGEST = [
     ("knightpanic", {"size": 7, "3d": True}, 2),
@@ -50,6 +73,16 @@ LARGEST = [
     ("uknight", {"size": 7}, 2),
 ]
 MAX_PLIES = 300  # Knight Panic has no move limit; a longer game counts as a draw
+
+
+OPPONENTS = ("random", "greedy", "robot/10")
+
+
+def chosen(variant: str, only: str) -> bool:
+    wanted = [w.strip() for w in only.split(",") if w.strip()]
+    if not wanted:
+        return True
+    return any(variant == w if w.endswith("p") else w in variant for w in wanted)
 
 
 def game_and_robot(name):
@@ -197,14 +230,29 @@ def main():
     parser.add_argument("--seconds", type=float, default=1.0, help="budget of the timing run")
     parser.add_argument("--seed", type=int, default=2126)
     parser.add_argument("--workers", type=int, default=2)
-    parser.add_argument("--only", default="", help="variants whose name contains this")
+    parser.add_argument(
+        "--only",
+        default="",
+        help="comma-separated: the variants whose name contains one of these, or is exactly "
+        "one of these when it ends in 'p' (e.g. 'knightpanic size=4 2p')",
+    )
+    parser.add_argument(
+        "--opponents",
+        default=",".join(OPPONENTS),
+        help=f"comma-separated, of {', '.join(OPPONENTS)}",
+    )
+    parser.add_argument("--no-timing", action="store_true", help="skip the move-time run")
     args = parser.parse_args()
     began = time.time()
-    variants = [v for v in VARIANTS if args.only in variant_name(*v)]
-    largest = [v for v in LARGEST if args.only in variant_name(*v)]
+    variants = [v for v in VARIANTS if chosen(variant_name(*v), args.only)]
+    largest = [] if args.no_timing else [v for v in LARGEST if chosen(variant_name(*v), args.only)]
+    opponents = [o for o in args.opponents.split(",") if o]
+    unknown = set(opponents) - set(OPPONENTS)
+    if unknown:
+        parser.error(f"no such opponent: {', '.join(sorted(unknown))}")
     tasks = []
     for name, options, seats in variants:
-        for opponent in ("random", "greedy", "robot/10"):
+        for opponent in opponents:
             for robot_seat in range(seats):
                 for game_number in range(args.games):
                     label = f"{args.seed}/{name}/{options}/{seats}/{opponent}/{robot_seat}"
