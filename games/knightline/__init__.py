@@ -518,12 +518,17 @@ def register_robots(register):
         winning = engine.line_move(moves)
         return winning if winning is not None else moves[rng.randrange(len(moves))]
 
+    def can_win(engine, seat):
+        # a seat out of the game (resigned) never moves again, so it threatens nothing
+        return seat not in engine.out and engine.line_move(engine.moves_of(seat), seat) is not None
+
     register(
         Robot(
             game="knightline",
             name="mcts",
             description="Monte Carlo tree search for two or three players, its playouts taking "
-            "a line when there is one: takes a line that wins, keeps the next player from one",
-            knowledge=Knowledge(playout=playout),
+            "a line when there is one: takes a line that wins, keeps every other player from "
+            "one",
+            knowledge=Knowledge(playout=playout, can_win=can_win),
         )
     )

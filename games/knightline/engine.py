@@ -230,10 +230,11 @@ class KnightLineEngine(Engine):
         )
         return True
 
-    def line_move(self, moves):
-        """One of moves (the seat on move's) that makes a line and wins, else None; cheap
-        enough for a playout, as it looks at each destination once and plays nothing."""
-        counts = self.lines_of[self.on_move]
+    def line_move(self, moves, seat=None):
+        """One of moves (those of seat, by default the seat on move) that makes a line and
+        wins, else None; cheap enough for a playout, as it looks at each destination once and
+        plays nothing."""
+        counts = self.lines_of[self.on_move if seat is None else seat]
         looked = set()
         for move in moves:
             if move == PASS:

@@ -28,12 +28,16 @@ class Knowledge:
     best_move: a move known to be best at the root (a solved endgame), else None; it is
         given the deadline of the move's budget and must return by then.
     evaluate: a reward vector for a playout cut off at playout_plies, else a draw share.
+    can_win: whether a seat, were it on move in this position, would have a move that wins
+        at once; with three or more seats it lets the safety check see the threats of the
+        seats after the next one, which the next seat's move rarely answers.
     """
 
     playout: Callable[[Engine, list, random.Random], Hashable] | None = None
     solve: Callable[[Engine], list[float] | None] | None = None
     best_move: Callable[[Engine, float | None], Hashable | None] | None = None
     evaluate: Callable[[Engine], list[float]] | None = None
+    can_win: Callable[[Engine, int], bool] | None = None
     playout_plies: int = MAX_PLAYOUT_PLIES
 
 
@@ -95,9 +99,15 @@ def immediate_win(engine: Engine, moves) -> Hashable | None:
     return None
 
 
-def is_safe(engine: Engine, move, deadline: float | None) -> bool:
+def is_safe(
+    engine: Engine,
+    move,
+    deadline: float | None,
+    later_seats: tuple[int, Callable[[Engine, int], bool]] | None = None,
+) -> bool:
     """False when the move loses at once or the next seat then has an immediately winning
-    reply; True when not, or when the deadline comes first."""
+    reply; True when not, or when the deadline comes first. With later_seats (the number of
+    seats and a game's can_win) the seats after the next one must have no such move either."""
     seat = engine.to_move()
     after = engine.copy()
     after.play(move)
@@ -112,6 +122,11 @@ def is_safe(engine: Engine, move, deadline: float | None) -> bool:
         answered.play(reply)
         if wins(answered.outcome(), mover):
             return False
+    if later_seats is not None:
+        seats, can_win = later_seats
+        for later in range(seats):
+            if later not in (seat, mover) and can_win(after, later):
+                return False
     return True
 
 
@@ -152,12 +167,17 @@ def search(
         playouts += 1
     ranked = sorted(root.children, key=lambda child: (child.visits, child.total), reverse=True)
     unexplored = [move for move in root.untried if move not in {c.move for c in ranked}]
-    for child in ranked:
-        if is_safe(engine, child.move, deadline):
-            return Choice(child.move, child.total / child.visits, playouts, "search")
-    for move in unexplored:
-        if is_safe(engine, move, deadline):
-            return Choice(move, 0.5, playouts, "search")
+    # Safe against every later seat if any move is, else safe against the next seat.
+    checks = [lambda move: is_safe(engine, move, deadline)]
+    if knowledge.can_win is not None and seats > 2:
+        checks.insert(0, lambda move: is_safe(engine, move, deadline, (seats, knowledge.can_win)))
+    for safe in checks:
+        for child in ranked:
+            if safe(child.move):
+                return Choice(child.move, child.total / child.visits, playouts, "search")
+        for move in unexplored:
+            if safe(move):
+                return Choice(move, 0.5, playouts, "search")
     best = ranked[0].move if ranked else moves[0]
     return Choice(best, 0.0, playouts, "search")
 
