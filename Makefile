@@ -62,9 +62,10 @@ $(BENCH_INSTALLED): $(INSTALLED)
 bench: $(BENCH_INSTALLED)
 	$(BIN)/python bench/bench.py
 
-# The robots' measured strength, seeded; minutes, not part of `make test` (docs/robots.md).
+# The robots' measured strength, seeded; hours for every variant, not part of `make test`
+# (docs/robots.md). A part: make strength STRENGTH='--only "lox size=9 2p" --games 20'
 strength: $(INSTALLED)
-	$(BIN)/python tools/strength.py
+	$(BIN)/python tools/strength.py $(STRENGTH)
 
 clean:
 	rm -rf $(VENV) $(DEMO_HOME) .pytest_cache .hypothesis *.egg-info
