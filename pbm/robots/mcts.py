@@ -28,6 +28,8 @@ class Knowledge:
     best_move: a move known to be best at the root (a solved endgame), else None; it is
         given the deadline of the move's budget and must return by then.
     evaluate: a reward vector for a playout cut off at playout_plies, else a draw share.
+    order: the moves a tree node tries, most promising first; it may leave out moves not
+        worth a look (default: all of them, in random order).
     """
 
     playout: Callable[[Engine, list, random.Random], Hashable] | None = None
@@ -35,6 +37,7 @@ class Knowledge:
     best_move: Callable[[Engine, float | None], Hashable | None] | None = None
     evaluate: Callable[[Engine], list[float]] | None = None
     playout_plies: int = MAX_PLAYOUT_PLIES
+    order: Callable[[Engine, list, random.Random], list] | None = None
 
 
 NO_KNOWLEDGE = Knowledge()
@@ -141,8 +144,7 @@ def search(
     # The search stops early enough to leave the rest of the budget to the safety check.
     search_deadline = None if deadline is None else started + budget.seconds * SEARCH_SHARE
     root = _Node(None, None, None)
-    root.untried = list(moves)
-    rng.shuffle(root.untried)
+    root.untried = _untried(engine, list(moves), rng, knowledge)
     playouts = 0
     while budget.playouts is None or playouts < budget.playouts:
         if search_deadline is not None and time.perf_counter() >= search_deadline:
@@ -167,8 +169,7 @@ def _iterate(root, engine, seats, rng, knowledge, deadline) -> bool:
     node = root
     while True:
         if node.untried is None:
-            node.untried = engine.legal_moves()
-            rng.shuffle(node.untried)
+            node.untried = _untried(engine, engine.legal_moves(), rng, knowledge)
         if node.untried or not node.children:
             break
         node = _select(node)
@@ -188,6 +189,16 @@ def _iterate(root, engine, seats, rng, knowledge, deadline) -> bool:
             node.total += result[node.mover]
         node = node.parent
     return True
+
+
+def _untried(engine, moves, rng, knowledge) -> list:
+    """A node's moves to expand, the first to try last (they are popped)."""
+    if knowledge.order is None:
+        rng.shuffle(moves)
+        return moves
+    ordered = knowledge.order(engine, moves, rng)
+    ordered.reverse()
+    return ordered
 
 
 def _select(node):
