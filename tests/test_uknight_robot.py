@@ -29,10 +29,13 @@ def name(engine, index) -> str:
 
 
 @pytest.mark.parametrize("size", [5, 6, 7])
-def test_the_start_is_even(size):
+def test_the_start_is_even_but_for_the_tempo_of_the_player_on_move(size):
     start = engine_of(Uknight(), size=size)
     assert distance(start, WHITE) == distance(start, BLACK) > 0
-    assert evaluate(start) == [0.5, 0.5]
+    white, black = evaluate(start)
+    assert white > 0.5 > black
+    start.seat = BLACK
+    assert evaluate(start) == pytest.approx([black, white])
 
 
 def test_a_united_player_is_at_distance_zero_and_one_without_stones_hopeless():
@@ -48,10 +51,10 @@ def test_phase_two_counts_a_knight_move_per_stray_stone():
     assert distance(engine(**TWO_STRAYS), BLACK) >= 3
 
 
-def test_phase_one_bridges_cost_more_round_a_wall():
-    open_way = distance(engine(w="E2 E5", b="A5 I9"), WHITE)
-    round_a_stone = distance(engine(w="E2 E5", b="E3 E4"), WHITE)
-    assert 0 < open_way < round_a_stone
+def test_phase_one_bridges_cost_their_cells_and_more_round_a_stone():
+    # E3 and E4 lie between the white pairs, each a knight's move from one of them
+    assert distance(engine(w="E2 F2 E5 D5", b="A5 I9"), WHITE) == 3
+    assert distance(engine(w="E2 F2 E5 D5", b="A5 I9 E4"), WHITE) > 3
 
 
 def test_the_evaluation_favours_the_player_nearer_to_unification():
@@ -62,7 +65,8 @@ def test_the_evaluation_favours_the_player_nearer_to_unification():
     one_stray = evaluate(engine(phase=2, w="E4 E5 E6 B2", b="A5 C7 H4 G9"))
     assert one_stray[WHITE] > white
     # the colours swapped, the rewards swap
-    swapped = evaluate(engine(**{**TWO_STRAYS, "w": TWO_STRAYS["b"], "b": TWO_STRAYS["w"]}))
+    swapped = {**TWO_STRAYS, "w": TWO_STRAYS["b"], "b": TWO_STRAYS["w"], "to_move": BLACK}
+    swapped = evaluate(engine(**swapped))
     assert swapped == pytest.approx([black, white])
 
 

@@ -7,6 +7,7 @@ import math
 
 from games.uknight.engine import (
     AXE_FRIENDS,
+    BLACK,
     MOVE,
     PASS,
     PHASE_TWO_AXES,
@@ -20,6 +21,8 @@ from pbm.robots.mcts import Knowledge
 HOPELESS = 99.0  # the distance of a player who has no stone left and so can never unite
 JOIN = 3.0  # move_scores' worth of a group joined
 AXE = 3.0  # and of an axe won in phase 1: worth a stone on its own
+AXE_WAY = 2.0  # phase 1: placements per axe still missing for phase 2 (one and its approach)
+TEMPO = 1.0  # the distance the player on move makes good before the other moves
 SHARPNESS = 2.0  # the odds of a win go as the ratio of the distances to this power
 
 
@@ -27,9 +30,12 @@ def distance(engine: UknightEngine, seat: int) -> float:
     """An estimate of the turns the seat needs to unite: 0 when united.
 
     Phase 1 (stones are placed): the groups are joined to the largest one nearest first,
-    each costing the vacant cells between (a bridge is filled stone by stone, and an
-    opponent stone blocks it). Phase 2 (stones move): every stone outside the largest
-    group must jump to it, a knight's move covering three cells."""
+    each costing the cells between, filled stone by stone over cells a placement reaches
+    now (a knight's move from an own stone), so that opponent stones and cells out of
+    reach block a bridge; or, when cheaper, the axes phase 2 still lacks and then the
+    jumps of phase 2. Phase 2 (stones move): every stone outside the largest group must
+    jump to it, a knight's move covering three cells. The player on move is a tempo
+    ahead (evaluate)."""
     tables = engine.tables
     own = engine.stones[seat]
     if not own:
@@ -53,7 +59,12 @@ def distance(engine: UknightEngine, seat: int) -> float:
     # Phase 1: by placements, or by the axes that start phase 2 and then by jumps.
     axes = (engine.doubles[0] | engine.doubles[1]).bit_count()
     missing = PHASE_TWO_AXES[engine.options["size"]] - axes
-    return min(_bridges(tables, main, own & ~main, engine.stones[1 - seat]), jumps + missing)
+    placeable = 0
+    knight_masks = tables.knight_masks
+    for index in tables.indices(own):
+        placeable |= knight_masks[index]
+    passable = own | (placeable & vacant)
+    return min(_bridges(tables, main, own & ~main, passable), jumps + AXE_WAY * missing)
 
 
 def _jumps(tables, main: int, rest: int, vacant: int) -> float:
@@ -75,11 +86,10 @@ def _jumps(tables, main: int, rest: int, vacant: int) -> float:
     return cost
 
 
-def _bridges(tables, main: int, rest: int, theirs: int) -> float:
-    """Phase 1: the placements that join the groups of rest to main, nearest first; the
-    opponent's stones block the way."""
+def _bridges(tables, main: int, rest: int, passable: int) -> float:
+    """Phase 1: the placements that join the groups of rest to main, nearest first,
+    over the passable cells only."""
     adjacent, grow = tables.adjacent, tables.grow
-    passable = tables.mask & ~theirs
     blob, cost = main, 0.0
     while rest:
         front, gap = blob, 0
@@ -102,8 +112,14 @@ def _bridges(tables, main: int, rest: int, theirs: int) -> float:
 def evaluate(engine: UknightEngine) -> list[float]:
     """Rewards for a cut-off playout: the nearer to unification than the opponent, the
     nearer to a sure win. The ratio of the distances, not their difference, so that a
-    step ahead still counts when the opponent is far behind."""
-    lead = math.log((distance(engine, 1 - WHITE) + 1) / (distance(engine, WHITE) + 1))
+    step ahead still counts when the opponent is far behind; the player on move is
+    TEMPO nearer."""
+    white, black = distance(engine, WHITE), distance(engine, BLACK)
+    if engine.seat == WHITE:
+        white = max(0.0, white - TEMPO)
+    else:
+        black = max(0.0, black - TEMPO)
+    lead = math.log((black + 1) / (white + 1))
     white = 1 / (1 + math.exp(-SHARPNESS * lead))
     return [white, 1 - white]
 
