@@ -535,12 +535,14 @@ def register_games(register):
 @hookimpl
 def register_robots(register):
     # deferred: only robot work needs the search, never a mail about the game
+    from games.uknight.robot import KNOWLEDGE
     from pbm.robots import Robot
 
     register(
         Robot(
             game="uknight",
             name="mcts",
-            description="Monte Carlo tree search with random playouts to the end of the game",
+            description="Monte Carlo tree search over the estimated distance to unification",
+            knowledge=KNOWLEDGE,
         )
     )

@@ -31,6 +31,8 @@ class Knowledge:
     can_win: whether a seat, were it on move in this position, would have a move that wins
         at once; with three or more seats it lets the safety check see the threats of the
         seats after the next one, which the next seat's move rarely answers.
+    order: the moves a tree node tries, most promising first; it may leave out moves not
+        worth a look (default: all of them, in random order).
     """
 
     playout: Callable[[Engine, list, random.Random], Hashable] | None = None
@@ -39,6 +41,7 @@ class Knowledge:
     evaluate: Callable[[Engine], list[float]] | None = None
     can_win: Callable[[Engine, int], bool] | None = None
     playout_plies: int = MAX_PLAYOUT_PLIES
+    order: Callable[[Engine, list, random.Random], list] | None = None
 
 
 NO_KNOWLEDGE = Knowledge()
@@ -156,8 +159,7 @@ def search(
     # The search stops early enough to leave the rest of the budget to the safety check.
     search_deadline = None if deadline is None else started + budget.seconds * SEARCH_SHARE
     root = _Node(None, None, None)
-    root.untried = list(moves)
-    rng.shuffle(root.untried)
+    root.untried = _untried(engine, list(moves), rng, knowledge)
     playouts = 0
     while budget.playouts is None or playouts < budget.playouts:
         if search_deadline is not None and time.perf_counter() >= search_deadline:
@@ -187,8 +189,7 @@ def _iterate(root, engine, seats, rng, knowledge, deadline) -> bool:
     node = root
     while True:
         if node.untried is None:
-            node.untried = engine.legal_moves()
-            rng.shuffle(node.untried)
+            node.untried = _untried(engine, engine.legal_moves(), rng, knowledge)
         if node.untried or not node.children:
             break
         node = _select(node)
@@ -208,6 +209,16 @@ def _iterate(root, engine, seats, rng, knowledge, deadline) -> bool:
             node.total += result[node.mover]
         node = node.parent
     return True
+
+
+def _untried(engine, moves, rng, knowledge) -> list:
+    """A node's moves to expand, the first to try last (they are popped)."""
+    if knowledge.order is None:
+        rng.shuffle(moves)
+        return moves
+    ordered = knowledge.order(engine, moves, rng)
+    ordered.reverse()
+    return ordered
 
 
 def _select(node):
