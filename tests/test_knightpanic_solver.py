@@ -1,8 +1,9 @@
 """The exhaustive solve of flat 4x4 Knight Panic (games/knightpanic/solver.py) and the
 robot's perfect play from it (docs/spec/server.md §11.7). The first test that asks for a
-value solves the whole game once for the session (about half a minute)."""
+value solves the whole game once for the session (a few seconds)."""
 
 import random
+import time
 
 import pytest
 
@@ -92,3 +93,66 @@ def test_the_robot_never_throws_away_a_won_position(seed):
         assert outcome.winners == (seat,) if outcome else solver.value(engine) < 0
         checked += 1
     assert checked >= 10
+
+
+def test_a_solve_that_cannot_end_before_its_deadline_keeps_nothing(monkeypatch):
+    monkeypatch.setattr(solver, "_solved", {})
+    start = engine_of(GAME)
+    assert solver.solve(start, deadline=time.perf_counter() - 1) is False
+    assert not solver.known(start)
+    assert solver.solve(start) is True
+    assert solver.known(start)
+
+
+def test_a_timed_budget_too_short_for_the_solve_plays_the_search(monkeypatch):
+    monkeypatch.setattr(solver, "_solved", {})
+    robot = get_robots()[("knightpanic", "mcts")]
+    start = engine_of(GAME)
+    choice = robot.choose(start, 2, Budget(seconds=0.2), random.Random(1))
+    assert choice.move in start.legal_moves()
+    assert choice.reason != "solved"
+    assert not solver.known(start)
+
+
+def test_a_playout_budget_solves_and_reports_the_solved_value():
+    robot = get_robots()[("knightpanic", "mcts")]
+    start = engine_of(GAME)
+    choice = robot.choose(start, 2, Budget(playouts=10), random.Random(1))
+    assert choice.reason == "solved"
+    assert choice.value == 0.0  # White is lost from the start
+    won = played("c1-e5")  # Black traps White at once
+    assert robot.choose(won, 2, Budget(playouts=10), random.Random(1)).value == 1.0
+
+
+def positions_valued(sign: int, count: int, seed: int):
+    found = [
+        e for e in random_positions(GAME, count=200, seed=seed) if _sign(solver.value(e)) == sign
+    ]
+    assert len(found) >= count
+    return found[:count]
+
+
+def _sign(value: int) -> int:
+    return (value > 0) - (value < 0)
+
+
+def test_the_robot_resigns_exactly_the_positions_the_solve_proves_lost():
+    robot = get_robots()[("knightpanic", "mcts")]
+    for sign in (1, 0, -1):
+        for engine in positions_valued(sign, 5 if sign else 2, seed=11):
+            assert robot.resigns(engine, engine.to_move(), 2) is (sign < 0)
+    start = engine_of(GAME)  # lost in ten plies: beyond any two-ply proof
+    assert robot.resigns(start, 0, 2)
+    assert not robot.resigns(start, 1, 2)  # not on move: nothing to resign
+
+
+def test_the_robot_accepts_a_draw_exactly_when_the_solve_gives_it_no_win():
+    robot = get_robots()[("knightpanic", "mcts")]
+    rng = random.Random(3)
+    for sign in (1, 0, -1):
+        for engine in positions_valued(sign, 5 if sign else 2, seed=13):
+            mover = engine.to_move()
+            # the seat on move has the value; the other seat its opposite
+            assert robot.accepts("draw", engine, mover, 2, rng) is (sign <= 0)
+            assert robot.accepts("draw", engine, 1 - mover, 2, rng) is (sign >= 0)
+            assert robot.accepts("undo", engine, mover, 2, rng) is False
