@@ -22,10 +22,11 @@ def played(*texts):
     return engine
 
 
-def test_only_the_flat_4x4_board_is_solved():
+def test_only_the_4x4_boards_are_solved():
     assert solver.solvable(engine_of(GAME).state())
+    assert solver.solvable(engine_of(GAME, **{"3d": True}).state())
     assert not solver.solvable(engine_of(GAME, size=5).state())
-    assert not solver.solvable(engine_of(GAME, **{"3d": True}).state())
+    assert not solver.solvable(engine_of(GAME, size=5, **{"3d": True}).state())
 
 
 def test_an_immediate_trap_is_a_win_in_one_ply():
@@ -51,16 +52,21 @@ def test_the_first_player_loses_the_flat_4x4_game_in_ten_plies():
     assert max(values) == 9 and min(values) == 1
 
 
-def test_values_agree_with_a_bounded_exhaustive_search():
+BOARDS = [{}, {"3d": True}, {"3d": True, "win_no_move": True}]
+
+
+@pytest.mark.parametrize("options", BOARDS)
+def test_values_agree_with_a_bounded_exhaustive_search(options):
     """A win in at most five plies is what a five-ply forced-win search finds, no more,
     no less."""
-    for engine in random_positions(GAME, count=60, seed=3):
+    for engine in random_positions(GAME, count=60, seed=3, **options):
         value = solver.value(engine)
         assert (forced_win(engine, 5) is not None) == (0 < value <= 5)
 
 
-def test_every_value_follows_from_the_values_of_the_moves():
-    for engine in random_positions(GAME, count=60, seed=5):
+@pytest.mark.parametrize("options", BOARDS)
+def test_every_value_follows_from_the_values_of_the_moves(options):
+    for engine in random_positions(GAME, count=60, seed=5, **options):
         seat = engine.to_move()
         answers = []
         for move in engine.legal_moves():
@@ -77,6 +83,39 @@ def test_every_value_follows_from_the_values_of_the_moves():
             assert max(answers) < 0
         else:
             assert max(answers) == 0
+
+
+def test_the_4x4_3d_game_is_a_draw():
+    start = engine_of(GAME, **{"3d": True})
+    assert solver.value(start) == 0
+    drawing = []
+    for move in start.legal_moves():
+        after = start.copy()
+        after.play(move)
+        if solver.value(after) == 0:
+            drawing.append(start.move_text(move))
+        else:
+            assert solver.value(after) > 0  # every other first move loses for White
+    assert drawing == ["a1-e3", "g1-c3"]
+    assert start.move_text(solver.best_move(start)) in drawing
+
+
+def test_a_move_back_along_a_jump_is_a_jump_too():
+    # the solve finds a position's predecessors by jumping its last mover's knights back
+    for point, targets in enumerate(solver.JUMPS_3D):
+        for target in range(solver.POINTS):
+            assert (targets >> target & 1) == (solver.JUMPS_3D[target] >> point & 1)
+
+
+def test_of_the_drawing_moves_the_robot_leaves_the_most_losing_replies():
+    start = engine_of(GAME, **{"3d": True})
+    counts = {}
+    for move in start.legal_moves():
+        after = start.copy()
+        after.play(move)
+        if solver.value(after) == 0:
+            counts[move] = solver._losing_replies(after, 0)
+    assert counts[solver.best_move(start)] == max(counts.values())
 
 
 @pytest.mark.parametrize("seed", [1, 2])

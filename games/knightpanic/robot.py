@@ -1,6 +1,6 @@
-"""Knight Panic's robot (docs/robots.md): perfect play from the exhaustive solve on the flat
-4x4 board, when its budget can hold the solve or it is done already; elsewhere Monte Carlo
-tree search after a search for a forced trap. Imported only for robot work."""
+"""Knight Panic's robot (docs/robots.md): perfect play from the exhaustive solve on the 4x4
+boards (flat and 3D), when its budget can hold the solve or it is done already; elsewhere
+Monte Carlo tree search after a search for a forced trap. Imported only for robot work."""
 
 import time
 from dataclasses import replace
@@ -12,24 +12,26 @@ from . import solver
 
 # How deep the robot looks for a forced trap off the solved board: a move and its answers.
 FORCED_TRAP_PLIES = 3
-# The time a solve of the flat 4x4 game from its start is given at least: it took 4 to 6 s
-# on a shared two-core machine (docs/robots.md). A timed move with less time left plays
-# the search instead; the solve gives up at SOLVE_SHARE of what is left, in case the
-# machine is slower still, so that the move stays within its budget.
-SOLVE_SECONDS = 8.0
+# The time a solve of a 4x4 game from its start is given at least, flat and 3D: they took
+# 4 to 6 s and 17 to 22 s on a shared two-core machine (docs/robots.md). A timed move with
+# less time left plays the search instead; the solve gives up at SOLVE_SHARE of what is
+# left, in case the machine is slower still, so that the move stays within its budget.
+SOLVE_SECONDS = {False: 8.0, True: 40.0}
 SOLVE_SHARE = 0.8
 
 
 def can_solve(engine, deadline: float | None) -> bool:
-    """Whether the flat 4x4 position's value is at hand: known already, or solved now
-    because the budget has no deadline or one far enough away."""
+    """Whether a 4x4 position's value is at hand: known already, or solved now because
+    the budget has no deadline or one far enough away."""
     if not solver.solvable(engine.state()):
         return False
     if solver.known(engine) or deadline is None:
         return solver.solve(engine)
     now = time.perf_counter()
     left = deadline - now
-    return left >= SOLVE_SECONDS and solver.solve(engine, now + left * SOLVE_SHARE)
+    return left >= SOLVE_SECONDS[engine.options["3d"]] and solver.solve(
+        engine, now + left * SOLVE_SHARE
+    )
 
 
 def best_move(engine, deadline):
@@ -71,7 +73,7 @@ class KnightPanicRobot(Robot):
         return super().resigns(engine, seat, seats)
 
     def accepts(self, kind, engine, seat, seats, rng) -> bool:
-        """A draw is accepted on a flat 4x4 board exactly when the solve gives the robot's
+        """A draw is accepted on a 4x4 board exactly when the solve gives the robot's
         seat no win: a draw by endless play, or a loss."""
         if kind == "draw" and engine.outcome() is None and can_solve(engine, None):
             mover_value = solver.value(engine)
@@ -86,7 +88,7 @@ def _solved(engine) -> bool:
 ROBOT = KnightPanicRobot(
     game="knightpanic",
     name="mcts",
-    description="perfect play from an exhaustive solve on the flat 4x4 board; "
+    description="perfect play from an exhaustive solve on the 4x4 boards, flat and 3D; "
     "elsewhere Monte Carlo tree search after a 3-ply search for a forced trap",
     knowledge=Knowledge(best_move=best_move, playout=playout),
 )

@@ -1,5 +1,5 @@
-"""The flat 4x4 game solved exhaustively, for the robot's perfect play there, its votes
-and resignation, and `make strength`'s check of it (docs/robots.md).
+"""The 4x4 games, flat and 3D, solved exhaustively, for the robot's perfect play there, its
+votes and resignation, and `make strength`'s check of it (docs/robots.md).
 
 Knight Panic has no move limit (docs/spec/games/knightpanic.md §9), so play can cycle and a
 depth-first negamax would be wrong: the solve is retrograde. From a position it enumerates
@@ -15,14 +15,18 @@ move and those of the other seat (the rules are the same for both colours, so wh
 is on move does not matter), packed into one int key. A move's judgement only looks at the
 knights a jump from the landing cell away, the only ones the move can have left without a
 move; a position's predecessors are found by moving a knight of the seat that just moved
-back, so no list of moves is kept. Solved values are kept per process and per tiebreak
-option, so the start's solve serves every later position.
+back, so no list of moves is kept. The 3D board is solved the same way on two 30-bit
+masks of its points (about 500,000 running positions from the start; the game is a draw).
+Solved values are kept per process, board and tiebreak options, so the start's solve
+serves every later position.
 """
 
 import time
 from array import array
 
 from pbm.engine import Engine
+
+from .engine import geometry
 
 DRAW = 0  # a value: +d wins in d plies for the seat on move, -d loses in d plies, 0 a draw
 SIDE = 4
@@ -52,24 +56,80 @@ def _cells_of_every_mask() -> tuple[tuple[int, ...], ...]:
 
 
 BITS = _cells_of_every_mask()  # mask -> its cells, for looping over knights
+FLAT_POINTS = tuple(
+    (x * 2 * (2 * SIDE - 1) + y * 2) * 8 + 1 for x in range(SIDE) for y in range(SIDE)
+)  # cell -> the engine's point
+
+
+def _points_3d() -> list[tuple[int, int, int]]:
+    """The (x, y, level) of every point of the 4x4 3D board (docs/spec/games/knightpanic.md
+    §5.1), lowest level first."""
+    top = 2 * SIDE - 1
+    return [
+        (x, y, level)
+        for level in range(1, SIDE + 1)
+        for x in range(level - 1, top - level + 1)
+        for y in range(level - 1, top - level + 1)
+        if x % 2 == y % 2 == (level - 1) % 2
+    ]
+
+
+def _tables_3d():
+    board = geometry(SIDE, True)
+    points = _points_3d()
+    place = {point: bit for bit, point in enumerate(points)}
+    engine_points = [(x * board.span + y) * 8 + level for x, y, level in points]
+    engine_bit = {point: bit for bit, point in enumerate(engine_points)}
+
+    def mask(cells) -> int:
+        return sum(1 << place[cell] for cell in cells if cell in place)
+
+    jumps = tuple(
+        sum(
+            1 << engine_bit[target * 8 + level]
+            for _move, target, levels in board.jumps[point]
+            for level in levels
+        )
+        for point in engine_points
+    )
+    diagonal = ((-1, -1), (-1, 1), (1, -1), (1, 1))
+    above = tuple(
+        mask((x + dx, y + dy, level + 1) for dx, dy in diagonal) for x, y, level in points
+    )
+    upper = tuple(
+        (1 << bit, mask((x + dx, y + dy, level - 1) for dx, dy in diagonal))
+        for bit, (x, y, level) in enumerate(points)
+        if level > 1
+    )
+    level_one = mask(point for point in points if point[2] == 1)
+    return engine_bit, jumps, above, upper, level_one
+
+
+POINTS = len(_points_3d())
+POINTS_FULL = (1 << POINTS) - 1
+# per point of the 3D board: the engine's point -> bit, the points a jump away, the points
+# resting on it (a knight is pinned when one is taken); the points above level 1 with their
+# supports; the points of level 1
+POINT_BITS, JUMPS_3D, ABOVE_3D, UPPER_3D, LEVEL_ONE = _tables_3d()
 
 
 def solvable(state) -> bool:
-    options = state["options"]
-    return options["size"] == 4 and not options["3d"]
+    return state["options"]["size"] == SIDE
 
 
 def position_key(engine) -> int:
-    """The position as the rules see it: the cells of the knights of the seat on move,
-    and those of the other seat above them."""
-    span = engine.geometry.span
+    """The position as the rules see it: the cells (in 3D the points) of the knights of the
+    seat on move, and those of the other seat above them."""
+    if engine.options["3d"]:
+        bit, width = POINT_BITS, POINTS
+    else:
+        bit, width = {point: cell for cell, point in enumerate(FLAT_POINTS)}, CELLS
     masks = [0, 0]
     for seat in (0, 1):
         for point in engine.pieces[seat]:
-            x, y = divmod(point >> 3, span)
-            masks[seat] |= 1 << (x // 2 * SIDE + y // 2)
+            masks[seat] |= 1 << bit[point]
     mover = engine.on_move
-    return masks[mover] | masks[1 - mover] << CELLS
+    return masks[mover] | masks[1 - mover] << width
 
 
 class _Solved:
@@ -86,11 +146,18 @@ class _Solved:
         return None
 
 
-_solved: dict[bool, _Solved] = {}  # per mover_loses
+_solved: dict[tuple, _Solved] = {}  # per board and tiebreak options
+
+
+def _rules(engine: Engine) -> tuple:
+    options = engine.options
+    if options["3d"]:
+        return True, options["mover_loses"], options["win_no_move"]
+    return False, options["mover_loses"], False  # -win_no_move has no effect in 2D
 
 
 def _table(engine: Engine) -> _Solved:
-    return _solved.setdefault(engine.options["mover_loses"], _Solved())
+    return _solved.setdefault(_rules(engine), _Solved())
 
 
 def known(engine: Engine) -> bool:
@@ -106,7 +173,11 @@ def solve(engine: Engine, deadline: float | None = None) -> bool:
     key = position_key(engine)
     if table.get(key) is not None:
         return True
-    part = _solve(key, engine.options["mover_loses"], deadline)
+    three_d, mover_loses, win_no_move = _rules(engine)
+    if three_d:
+        part = _solve_3d(key, mover_loses, win_no_move, deadline)
+    else:
+        part = _solve(key, mover_loses, deadline)
     if part is None:
         return False
     table.parts.append(part)
@@ -121,9 +192,11 @@ def value(engine: Engine) -> int:
 
 def best_move(engine: Engine):
     """A move keeping the best value there is: the quickest win, else a draw, else the
-    longest resistance."""
+    longest resistance. Of the drawing moves, the one that leaves the opponent the most
+    replies that lose: perfect play cannot win a drawn game, a fallible opponent can lose it."""
     seat = engine.to_move()
     best, best_score = None, None
+    drawing = []
     for move in engine.legal_moves():
         after = engine.copy()
         after.play(move)
@@ -133,9 +206,28 @@ def best_move(engine: Engine):
         else:
             theirs = value(after)
             score = DRAW if theirs == DRAW else theirs + (1000 if theirs < 0 else -1000)
+            if score == DRAW:
+                drawing.append((move, after))
         if best_score is None or score > best_score:
             best, best_score = move, score
+    if best_score == DRAW and len(drawing) > 1:
+        best = max(drawing, key=lambda pair: _losing_replies(pair[1], seat))[0]
     return best
+
+
+def _losing_replies(engine: Engine, seat: int) -> int:
+    """How many of the opponent's replies lose for them: they end the game in seat's
+    favour or leave seat a won position."""
+    losing = 0
+    for reply in engine.legal_moves():
+        after = engine.copy()
+        after.play(reply)
+        outcome = after.outcome()
+        if outcome is not None:
+            losing += outcome.winners == (seat,)
+        else:
+            losing += value(after) > 0
+    return losing
 
 
 def _solve(root: int, mover_loses: bool, deadline: float | None):
@@ -208,6 +300,142 @@ def _solve(root: int, mover_loses: bool, deadline: float | None):
                 rest = other ^ 1 << target
                 for origin in bits[jumps[target] & free]:
                     parent = index.get(rest | 1 << origin | own << CELLS)
+                    if parent is None or values[parent]:
+                        continue
+                    if lost:
+                        values[parent] = distance + 1
+                    else:
+                        unanswered[parent] -= 1
+                        if unanswered[parent]:
+                            continue
+                        values[parent] = -distance - 1
+                    following.append(parent)
+        layer = following
+        distance += 1
+    return index, values
+
+
+def _landable(occupied: int) -> int:
+    """The empty points a knight may land on: on level 1, or on all four of its supports."""
+    landable = LEVEL_ONE
+    for bit, supports in UPPER_3D:
+        if occupied & supports == supports:
+            landable |= bit
+    return landable & ~occupied
+
+
+def _all_pinned(knights: int, occupied: int) -> bool:
+    while knights:
+        low = knights & -knights
+        knights ^= low
+        if not occupied & ABOVE_3D[low.bit_length() - 1]:
+            return False
+    return True
+
+
+def _stuck(knights: int, occupied: int, landable: int) -> bool:
+    """Whether a seat loses by a trap: all of its knights pinned, or an unpinned one
+    without a jump (docs/spec/games/knightpanic.md §4, §5.4)."""
+    all_pinned = True
+    while knights:
+        low = knights & -knights
+        knights ^= low
+        point = low.bit_length() - 1
+        if occupied & ABOVE_3D[point]:
+            continue
+        all_pinned = False
+        if not JUMPS_3D[point] & landable:
+            return True
+    return all_pinned
+
+
+def _solve_3d(root: int, mover_loses: bool, win_no_move: bool, deadline: float | None):
+    """_solve on the 4x4 3D board: a position is two 30-bit masks of its points. Every
+    knight is judged after each move, since a move can pin, free or strand knights far
+    from where it lands."""
+    jumps, above, clock = JUMPS_3D, ABOVE_3D, time.perf_counter
+    index = {root: 0}
+    keys = [root]
+    unanswered = array("i")
+    first = []
+    first_values = []
+    position = 0
+    while position < len(keys):
+        if deadline is not None and position % CLOCK_EVERY == 0 and clock() > deadline:
+            return None
+        key = keys[position]
+        own, other = key & POINTS_FULL, key >> POINTS
+        occupied = own | other
+        landable = _landable(occupied)
+        running = 0
+        wins = False
+        knights = own
+        while knights:
+            low = knights & -knights
+            knights ^= low
+            origin = low.bit_length() - 1
+            if occupied & above[origin]:
+                continue  # pinned
+            targets = jumps[origin] & landable
+            while targets:
+                target = targets & -targets
+                targets ^= target
+                mine = own ^ low | target
+                after = occupied ^ low | target
+                if win_no_move and _all_pinned(mine, after):
+                    wins = True
+                    continue
+                if win_no_move and _all_pinned(other, after):
+                    continue
+                reachable = _landable(after)
+                theirs = _stuck(other, after, reachable)
+                stuck = _stuck(mine, after, reachable)
+                if theirs and (not stuck or not mover_loses):
+                    wins = True
+                    continue
+                if stuck:
+                    continue
+                child = other | mine << POINTS
+                if child not in index:
+                    index[child] = len(keys)
+                    keys.append(child)
+                running += 1
+        unanswered.append(running)
+        if wins or not running:
+            first.append(position)
+            first_values.append(1 if wins else -1)
+        position += 1
+    count = len(keys)
+    values = array("h", bytes(2 * count))
+    for position, won in zip(first, first_values):
+        values[position] = won
+    layer = first
+    distance = 1
+    while layer:
+        following = []
+        for number, position in enumerate(layer):
+            if deadline is not None and number % CLOCK_EVERY == 0 and clock() > deadline:
+                return None
+            key = keys[position]
+            own, other = key & POINTS_FULL, key >> POINTS
+            occupied = own | other
+            landable = _landable(occupied)
+            lost = values[position] < 0
+            # the knight that moved here rests free on its point, and came from a point a
+            # jump away where it could land now
+            knights = other
+            while knights:
+                low = knights & -knights
+                knights ^= low
+                target = low.bit_length() - 1
+                if occupied & above[target]:
+                    continue
+                origins = jumps[target] & landable
+                rest = other ^ low
+                while origins:
+                    origin = origins & -origins
+                    origins ^= origin
+                    parent = index.get(rest | origin | own << POINTS)
                     if parent is None or values[parent]:
                         continue
                     if lost:
