@@ -18,6 +18,7 @@ FORCED_TRAP_PLIES = 3
 # left, in case the machine is slower still, so that the move stays within its budget.
 SOLVE_SECONDS = {False: 8.0, True: 40.0}
 SOLVE_SHARE = 0.8
+VOTE_SECONDS = 10.0  # a vote has no budget of its own: the default move budget's
 
 
 def can_solve(engine, deadline: float | None) -> bool:
@@ -75,7 +76,8 @@ class KnightPanicRobot(Robot):
     def accepts(self, kind, engine, seat, seats, rng) -> bool:
         """A draw is accepted on a 4x4 board exactly when the solve gives the robot's
         seat no win: a draw by endless play, or a loss."""
-        if kind == "draw" and engine.outcome() is None and can_solve(engine, None):
+        deadline = time.perf_counter() + VOTE_SECONDS
+        if kind == "draw" and engine.outcome() is None and can_solve(engine, deadline):
             mover_value = solver.value(engine)
             return (mover_value if engine.to_move() == seat else -mover_value) <= 0
         return super().accepts(kind, engine, seat, seats, rng)
