@@ -41,6 +41,63 @@ def best_move(engine, deadline):
     return forced_win(engine, FORCED_TRAP_PLIES, deadline)
 
 
+def root_moves(engine, moves, deadline):
+    """The moves after which the opponent has no forced trap within 3 plies (a move after
+    which each of our replies leaves it an immediate trap), when there are such moves.
+    It takes at most half the time left, the rest is the search's; the moves not yet
+    looked at by then are kept."""
+    if deadline is not None:
+        now = time.perf_counter()
+        deadline = now + (deadline - now) / 2
+    seat = engine.to_move()
+    kept = []
+    for number, move in enumerate(moves):
+        if deadline is not None and time.perf_counter() > deadline:
+            kept.extend(moves[number:])
+            break
+        after = engine.copy()
+        after.play(move)
+        if after.winner == seat or after.winner is None and not _forces_trap(after, deadline):
+            kept.append(move)
+    return kept or moves
+
+
+def _forces_trap(position, deadline) -> bool:
+    """Whether the seat on move has a move after which every reply allows it an
+    immediate trap (False, too, when the deadline comes first)."""
+    seat = position.to_move()
+    for move in position.legal_moves():
+        if deadline is not None and time.perf_counter() > deadline:
+            return False
+        after = position.copy()
+        after.play(move)
+        if after.winner is not None:
+            if after.winner == seat:
+                return True
+            continue
+        for reply in after.legal_moves():
+            answered = after.copy()
+            answered.play(reply)
+            if answered.winner is None:
+                if not _traps_at_once(answered):
+                    break
+            elif answered.winner != seat:
+                break
+        else:
+            return True
+    return False
+
+
+def _traps_at_once(engine) -> bool:
+    seat = engine.to_move()
+    for move in engine.legal_moves():
+        after = engine.copy()
+        after.play(move)
+        if after.winner == seat:
+            return True
+    return False
+
+
 def playout(engine, moves, rng):
     # Players who trap a knight when they can make the playouts' verdicts about threats
     # true; uniformly random ones walk past most traps.
@@ -92,5 +149,5 @@ ROBOT = KnightPanicRobot(
     name="mcts",
     description="perfect play from an exhaustive solve on the 4x4 boards, flat and 3D; "
     "elsewhere Monte Carlo tree search after a 3-ply search for a forced trap",
-    knowledge=Knowledge(best_move=best_move, playout=playout),
+    knowledge=Knowledge(best_move=best_move, playout=playout, root_moves=root_moves),
 )

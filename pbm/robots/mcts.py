@@ -28,6 +28,8 @@ class Knowledge:
     best_move: a move known to be best at the root (a solved endgame), else None; it is
         given the deadline of the move's budget and must return by then.
     evaluate: a reward vector for a playout cut off at playout_plies, else a draw share.
+    root_moves: the root's moves worth searching, of its legal ones (default: all); given
+        the deadline of the move's budget, it must return by then.
     """
 
     playout: Callable[[Engine, list, random.Random], Hashable] | None = None
@@ -35,6 +37,7 @@ class Knowledge:
     best_move: Callable[[Engine, float | None], Hashable | None] | None = None
     evaluate: Callable[[Engine], list[float]] | None = None
     playout_plies: int = MAX_PLAYOUT_PLIES
+    root_moves: Callable[[Engine, list, float | None], list] | None = None
 
 
 NO_KNOWLEDGE = Knowledge()
@@ -138,6 +141,8 @@ def search(
         best = knowledge.best_move(engine, deadline)
         if best is not None:
             return Choice(best, 1.0, 0, "solved")
+    if knowledge.root_moves is not None:
+        moves = knowledge.root_moves(engine, moves, deadline)
     # The search stops early enough to leave the rest of the budget to the safety check.
     search_deadline = None if deadline is None else started + budget.seconds * SEARCH_SHARE
     root = _Node(None, None, None)
