@@ -97,7 +97,6 @@ def test_the_4x4_3d_game_is_a_draw():
         else:
             assert solver.value(after) > 0  # every other first move loses for White
     assert drawing == ["a1-e3", "g1-c3"]
-    assert start.move_text(solver.best_move(start)) in drawing
 
 
 def test_a_move_back_along_a_jump_is_a_jump_too():
@@ -107,15 +106,15 @@ def test_a_move_back_along_a_jump_is_a_jump_too():
             assert (targets >> target & 1) == (solver.JUMPS_3D[target] >> point & 1)
 
 
-def test_of_the_drawing_moves_the_robot_leaves_the_most_losing_replies():
+def test_in_a_drawn_position_the_robot_searches_only_the_drawing_moves():
+    robot = get_robots()[("knightpanic", "mcts")]
     start = engine_of(GAME, **{"3d": True})
-    counts = {}
-    for move in start.legal_moves():
-        after = start.copy()
-        after.play(move)
-        if solver.value(after) == 0:
-            counts[move] = solver._losing_replies(after, 0)
-    assert counts[solver.best_move(start)] == max(counts.values())
+    drawing = solver.drawing_moves(start)
+    assert [start.move_text(move) for move in drawing] == ["a1-e3", "g1-c3"]
+    for seed in range(6):
+        choice = robot.choose(start, 2, Budget(playouts=20), random.Random(seed))
+        assert choice.move in drawing
+        assert choice.value == 0.5  # the solve's value, whatever the playouts said
 
 
 @pytest.mark.parametrize("seed", [1, 2])

@@ -37,6 +37,8 @@ def can_solve(engine, deadline: float | None) -> bool:
 
 def best_move(engine, deadline):
     if can_solve(engine, deadline):
+        if solver.value(engine) == solver.DRAW:
+            return None  # the search chooses among the drawing moves (root_moves)
         return solver.best_move(engine)
     return forced_win(engine, FORCED_TRAP_PLIES, deadline)
 
@@ -45,7 +47,11 @@ def root_moves(engine, moves, deadline):
     """The moves after which the opponent has no forced trap within 3 plies (a move after
     which each of our replies leaves it an immediate trap), when there are such moves.
     It takes at most half the time left, the rest is the search's; the moves not yet
-    looked at by then are kept."""
+    looked at by then are kept. On a solved board in a drawn position (best_move left it
+    to the search): the moves keeping the draw, for the search to find the one an
+    opponent most likely goes wrong after, as perfect play cannot win a drawn game."""
+    if _solved(engine):
+        return solver.drawing_moves(engine)
     if deadline is not None:
         now = time.perf_counter()
         deadline = now + (deadline - now) / 2
@@ -121,7 +127,7 @@ class KnightPanicRobot(Robot):
 
     def choose(self, engine, seats, budget, rng):
         choice = super().choose(engine, seats, budget, rng)
-        if choice.reason in ("solved", "only") and _solved(engine):
+        if choice.reason != "win" and _solved(engine):
             return replace(choice, value=solved_share(solver.value(engine)))
         return choice
 

@@ -192,11 +192,9 @@ def value(engine: Engine) -> int:
 
 def best_move(engine: Engine):
     """A move keeping the best value there is: the quickest win, else a draw, else the
-    longest resistance. Of the drawing moves, the one that leaves the opponent the most
-    replies that lose: perfect play cannot win a drawn game, a fallible opponent can lose it."""
+    longest resistance."""
     seat = engine.to_move()
     best, best_score = None, None
-    drawing = []
     for move in engine.legal_moves():
         after = engine.copy()
         after.play(move)
@@ -206,28 +204,20 @@ def best_move(engine: Engine):
         else:
             theirs = value(after)
             score = DRAW if theirs == DRAW else theirs + (1000 if theirs < 0 else -1000)
-            if score == DRAW:
-                drawing.append((move, after))
         if best_score is None or score > best_score:
             best, best_score = move, score
-    if best_score == DRAW and len(drawing) > 1:
-        best = max(drawing, key=lambda pair: _losing_replies(pair[1], seat))[0]
     return best
 
 
-def _losing_replies(engine: Engine, seat: int) -> int:
-    """How many of the opponent's replies lose for them: they end the game in seat's
-    favour or leave seat a won position."""
-    losing = 0
-    for reply in engine.legal_moves():
+def drawing_moves(engine: Engine) -> list:
+    """The moves that keep a drawn position drawn."""
+    kept = []
+    for move in engine.legal_moves():
         after = engine.copy()
-        after.play(reply)
-        outcome = after.outcome()
-        if outcome is not None:
-            losing += outcome.winners == (seat,)
-        else:
-            losing += value(after) > 0
-    return losing
+        after.play(move)
+        if after.outcome() is None and value(after) == DRAW:
+            kept.append(move)
+    return kept
 
 
 def _solve(root: int, mover_loses: bool, deadline: float | None):
