@@ -559,42 +559,9 @@ def register_games(register):
     register(KnightPanic())
 
 
-# How deep the robot looks for a forced trap off the solved board: a move and its answers.
-FORCED_TRAP_PLIES = 3
-
-
 @hookimpl
 def register_robots(register):
     # deferred: only robot work needs the search, never a mail about the game
-    from pbm.robots import Knowledge, Robot
-    from pbm.robots.mcts import forced_win
+    from .robot import ROBOT
 
-    from . import solver
-
-    def best_move(engine, deadline):
-        # The flat 4x4 game is solved once per process (about half a minute, whatever
-        # the deadline); afterwards every move there is perfect and instant.
-        if solver.solvable(engine.state()):
-            return solver.best_move(engine)
-        return forced_win(engine, FORCED_TRAP_PLIES, deadline)
-
-    def playout(engine, moves, rng):
-        # Players who trap a knight when they can make the playouts' verdicts about
-        # threats true; uniformly random ones walk past most traps.
-        seat = engine.to_move()
-        for move in moves:
-            after = engine.copy()
-            after.play(move)
-            if after.winner == seat:
-                return move
-        return moves[rng.randrange(len(moves))]
-
-    register(
-        Robot(
-            game="knightpanic",
-            name="mcts",
-            description="perfect play from an exhaustive solve on the flat 4x4 board; "
-            "elsewhere Monte Carlo tree search after a 3-ply search for a forced trap",
-            knowledge=Knowledge(best_move=best_move, playout=playout),
-        )
-    )
+    register(ROBOT)

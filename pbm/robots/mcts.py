@@ -33,6 +33,8 @@ class Knowledge:
         seats after the next one, which the next seat's move rarely answers.
     order: the moves a tree node tries, most promising first; it may leave out moves not
         worth a look (default: all of them, in random order).
+    root_moves: the root's moves worth searching, of its legal ones (default: all); given
+        the deadline of the move's budget, it must return by then.
     """
 
     playout: Callable[[Engine, list, random.Random], Hashable] | None = None
@@ -42,6 +44,7 @@ class Knowledge:
     can_win: Callable[[Engine, int], bool] | None = None
     playout_plies: int = MAX_PLAYOUT_PLIES
     order: Callable[[Engine, list, random.Random], list] | None = None
+    root_moves: Callable[[Engine, list, float | None], list] | None = None
 
 
 NO_KNOWLEDGE = Knowledge()
@@ -156,6 +159,8 @@ def search(
         best = knowledge.best_move(engine, deadline)
         if best is not None:
             return Choice(best, 1.0, 0, "solved")
+    if knowledge.root_moves is not None:
+        moves = knowledge.root_moves(engine, moves, deadline)
     # The search stops early enough to leave the rest of the budget to the safety check.
     search_deadline = None if deadline is None else started + budget.seconds * SEARCH_SHARE
     root = _Node(None, None, None)
