@@ -7,7 +7,7 @@ import time
 from games.knightpanic import KnightPanic
 from games.knightpanic.robot import root_moves
 from games.lox import Lox
-from pbm.robots.mcts import Budget, Knowledge, forced_win, search
+from pbm.robots.mcts import Budget, Knowledge, forced_win, is_safe, search
 from tests.test_robots import engine_of, random_positions
 
 GAME = KnightPanic()
@@ -47,3 +47,52 @@ def test_past_its_deadline_the_robot_keeps_every_move():
     engine = engine_of(GAME, size=5)
     moves = engine.legal_moves()
     assert root_moves(engine, moves, time.perf_counter() - 1) == moves
+
+
+def wins_at_once(engine, seat) -> bool:
+    for move in engine.legal_moves():
+        after = engine.copy()
+        after.play(move)
+        if after.winner == seat:
+            return True
+    return False
+
+
+def wins_in_three(engine, move) -> bool:
+    """White's first move leaves every Black reply an immediate trap for White."""
+    after = engine.copy()
+    after.play(move)
+    if after.outcome() is not None:
+        return after.winner == 0
+    for reply in after.legal_moves():
+        answered = after.copy()
+        answered.play(reply)
+        if answered.outcome() is not None:
+            if answered.winner != 0:
+                return False
+        elif not wins_at_once(answered, 0):
+            return False
+    return True
+
+
+def test_the_first_moves_that_win_by_force_which_cap_a_robot_playing_black():
+    """docs/robots.md: on these boards White has first moves that trap by force in 3 plies;
+    a robot as Black loses to them whatever it does, so against the greedy player, who picks
+    at random among its safe first moves, it wins at most the share of the others."""
+    expected = {
+        (5, False, True): ({"c1-g3", "g1-c3"}, 8),
+        (5, False, False): ({"c1-g3", "g1-c3"}, 8),
+        (6, False, True): ({"c3-e7", "e1-c5", "g1-i5", "i3-g7"}, 6),
+        (5, True, True): ({"c1-g3", "g1-c3"}, 8),
+        (6, True, True): ({"a1-c5", "e1-c5", "g1-i5", "k1-i5"}, 8),
+        (4, False, True): (set(), 8),
+        (7, False, True): (set(), 24),
+    }
+    for (size, three_d, mover_loses), (forcing, safe_count) in expected.items():
+        engine = engine_of(GAME, size=size, mover_loses=mover_loses, **{"3d": three_d})
+        moves = engine.legal_moves()
+        found = {engine.move_text(m) for m in moves if wins_in_three(engine, m)}
+        safe = [m for m in moves if is_safe(engine, m, None)]
+        assert found == forcing, (size, three_d, mover_loses)
+        assert len(safe) == safe_count, (size, three_d, mover_loses)
+        assert forcing <= {engine.move_text(m) for m in safe}

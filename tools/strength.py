@@ -1,9 +1,10 @@
 """`make strength`: the robots' measured strength (docs/robots.md). Seeded matches of each
 game's registered robot against a uniformly random player, against a one-ply greedy player
 (takes a win, avoids an immediate loss) and against itself with a tenth of the budget; the
-4x4 Knight Panic check against the exhaustive solve (games/knightpanic/solver.py); and the robot's move times on the
-largest board of each game against its budget plus 10%. Not part of `make test`: it takes
-minutes. Prints a Markdown report (docs/robots.md holds the last one)."""
+4x4 Knight Panic check (flat and 3D) against the exhaustive solve
+(games/knightpanic/solver.py); and the robot's move times on the largest board of each game
+against its budget plus 10%. Not part of `make test`: every variant takes hours, one a few
+minutes. Prints a Markdown report (docs/robots.md holds the measured rows)."""
 
 import argparse
 import math
@@ -43,7 +44,7 @@ VARIANTS = [
     ("knightpanic", {"size": 5, "3d": True}, 2),
     ("knightpanic", {"size": 6, "3d": True}, 2),
     ("knightpanic", {"size": 7, "3d": True}, 2),
-    ("knightpanic", {"size": 4, "3d": True, "win_no_move": False}, 2),
+    ("knightpanic", {"size": 4, "3d": True, "win_no_move": True}, 2),
     #
     ("knightline", {}, 2),
     ("knightline", {}, 3),
@@ -148,7 +149,7 @@ def play_game(task):
         seat = engine.to_move()
         if seat == robot_seat:
             move = robot(engine, seats, rng)
-            if name == "knightpanic" and options == {"size": 4}:
+            if name == "knightpanic" and options["size"] == 4:
                 record.append((engine.copy(), move))
         else:
             move = other(engine, seats, rng)
@@ -270,9 +271,10 @@ def main():
             move_times,
             [(n, o, s, args.seconds, args.seed + i) for i, (n, o, s) in enumerate(largest)],
         )
-        checks = []
-        for _, _, record in results:
+        checks, checked_variants = [], []
+        for task, (_, _, record) in zip(tasks, results):
             checks.extend(record)
+            checked_variants.extend([variant_name(*task[:3])] * len(record))
         verdicts = pool.starmap(solved_verdict, checks, chunksize=64)
     table = {}
     for task, (score, _, _) in zip(tasks, results):
@@ -289,15 +291,19 @@ def main():
             f"| {variant} | {opponent} | {seat + 1} | {len(scores)} | "
             f"{wins / len(scores):.0%} | {draws} | {low:.0%}–{high:.0%} |"
         )
-    won = [after for before, after in verdicts if before == 1]
-    drawn = [after for before, after in verdicts if before == 0]
-    print(
-        f"\n4x4 Knight Panic, against the exhaustive solve: {len(verdicts)} positions with "
-        f"the robot on move; {len(won)} won, of which its move threw away "
-        f"{sum(1 for after in won if after < 1)}; {len(drawn)} drawn, of which its move lost "
-        f"{sum(1 for after in drawn if after < 0)}; {len(verdicts) - len(won) - len(drawn)} "
-        "lost already."
-    )
+    by_variant = {}
+    for variant, verdict in zip(checked_variants, verdicts):
+        by_variant.setdefault(variant, []).append(verdict)
+    for variant, found in by_variant.items():
+        won = [after for before, after in found if before == 1]
+        drawn = [after for before, after in found if before == 0]
+        print(
+            f"\n{variant}, against the exhaustive solve: {len(found)} positions with the "
+            f"robot on move; {len(won)} won, of which its move threw away "
+            f"{sum(1 for after in won if after < 1)}; {len(drawn)} drawn, of which its move "
+            f"lost {sum(1 for after in drawn if after < 0)}; {len(found) - len(won) - len(drawn)} "
+            "lost already."
+        )
     print(f"\nMove times with a budget of {args.seconds:g}s (limit {args.seconds * 1.1:.2f}s):\n")
     print("| largest board | moves timed | longest | mean | within budget + 10% |")
     print("|---|---|---|---|---|")
