@@ -39,7 +39,7 @@ VARIANTS = [
     ("knightpanic", {"size": 5}, 2),
     ("knightpanic", {"size": 6}, 2),
     ("knightpanic", {"size": 7}, 2),
-    ("knightpanic", {"size": 5, "mover_loses": False}, 2),
+    ("knightpanic", {"size": 5, "mover_loses": True}, 2),
     ("knightpanic", {"size": 4, "3d": True}, 2),
     ("knightpanic", {"size": 5, "3d": True}, 2),
     ("knightpanic", {"size": 6, "3d": True}, 2),
