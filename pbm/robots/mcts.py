@@ -28,6 +28,8 @@ class Knowledge:
     best_move: a move known to be best at the root (a solved endgame), else None; it is
         given the deadline of the move's budget and must return by then.
     evaluate: a reward vector for a playout cut off at playout_plies, else a draw share.
+    candidates: the moves a search node expands, the first first, given the legal ones;
+        it may leave some out (default: all of them, in a random order).
     """
 
     playout: Callable[[Engine, list, random.Random], Hashable] | None = None
@@ -35,6 +37,7 @@ class Knowledge:
     best_move: Callable[[Engine, float | None], Hashable | None] | None = None
     evaluate: Callable[[Engine], list[float]] | None = None
     playout_plies: int = MAX_PLAYOUT_PLIES
+    candidates: Callable[[Engine, list, random.Random], list] | None = None
 
 
 NO_KNOWLEDGE = Knowledge()
@@ -141,8 +144,7 @@ def search(
     # The search stops early enough to leave the rest of the budget to the safety check.
     search_deadline = None if deadline is None else started + budget.seconds * SEARCH_SHARE
     root = _Node(None, None, None)
-    root.untried = list(moves)
-    rng.shuffle(root.untried)
+    root.untried = _expansion_order(engine, moves, rng, knowledge)
     playouts = 0
     while budget.playouts is None or playouts < budget.playouts:
         if search_deadline is not None and time.perf_counter() >= search_deadline:
@@ -151,7 +153,11 @@ def search(
             break
         playouts += 1
     ranked = sorted(root.children, key=lambda child: (child.visits, child.total), reverse=True)
-    unexplored = [move for move in root.untried if move not in {c.move for c in ranked}]
+    expanded = {child.move for child in ranked}
+    unexplored = [move for move in root.untried if move not in expanded]
+    # the moves candidates left out come last, so that the safety check still finds them
+    listed = expanded.union(unexplored)
+    unexplored += [move for move in moves if move not in listed]
     for child in ranked:
         if is_safe(engine, child.move, deadline):
             return Choice(child.move, child.total / child.visits, playouts, "search")
@@ -167,8 +173,7 @@ def _iterate(root, engine, seats, rng, knowledge, deadline) -> bool:
     node = root
     while True:
         if node.untried is None:
-            node.untried = engine.legal_moves()
-            rng.shuffle(node.untried)
+            node.untried = _expansion_order(engine, engine.legal_moves(), rng, knowledge)
         if node.untried or not node.children:
             break
         node = _select(node)
@@ -188,6 +193,15 @@ def _iterate(root, engine, seats, rng, knowledge, deadline) -> bool:
             node.total += result[node.mover]
         node = node.parent
     return True
+
+
+def _expansion_order(engine, moves, rng, knowledge) -> list:
+    """The moves a node will expand, the last first (they are popped)."""
+    if knowledge.candidates is None:
+        untried = list(moves)
+        rng.shuffle(untried)
+        return untried
+    return knowledge.candidates(engine, moves, rng)[::-1]
 
 
 def _select(node):
