@@ -8,7 +8,7 @@ import pytest
 
 from games.uknight import Uknight
 from games.uknight.engine import PASS, UknightEngine
-from games.uknight.robot import HOPELESS, KNOWLEDGE, distance, evaluate, order
+from games.uknight.robot import HOPELESS, KNOWLEDGE, candidates, distance, evaluate
 from pbm.robots import get_robots
 from pbm.robots.mcts import Budget, Knowledge, search
 from tests.test_robots import engine_of
@@ -74,7 +74,7 @@ def test_the_search_tries_no_pass_and_no_move_that_strands_a_stone():
     position = engine(**TWO_STRAYS)
     moves = position.legal_moves()
     assert PASS in moves
-    tried = order(position, list(moves), random.Random(1))
+    tried = candidates(position, list(moves), random.Random(1))
     assert PASS not in tried
     assert tried and set(tried) <= set(moves)
     own = position.stones[WHITE]
@@ -91,8 +91,8 @@ def test_the_search_tries_no_pass_and_no_move_that_strands_a_stone():
 
 
 def test_a_pass_is_tried_when_it_is_the_only_move_and_nothing_when_the_game_is_over():
-    assert order(engine(), [PASS], random.Random(1)) == [PASS]
-    assert order(engine(), [], random.Random(1)) == []
+    assert candidates(engine(), [PASS], random.Random(1)) == [PASS]
+    assert candidates(engine(), [], random.Random(1)) == []
 
 
 def test_the_robot_brings_a_stray_stone_home():
@@ -127,12 +127,12 @@ def test_the_robot_unites_against_a_random_player(robot_seat):
     assert position.outcome().winners == (robot_seat,)
 
 
-def test_an_order_hook_decides_what_the_tree_tries():
+def test_a_candidates_hook_decides_what_the_tree_tries():
     """pbm/robots/mcts.py: the moves a node tries are the hook's, first first."""
     position = engine_of(Uknight(), size=5)
     moves = position.legal_moves()
     wanted = moves[-1]
-    only_one = Knowledge(evaluate=evaluate, playout_plies=0, order=lambda e, m, r: [wanted])
+    only_one = Knowledge(evaluate=evaluate, playout_plies=0, candidates=lambda e, m, r: [wanted])
     choice = search(position, 2, Budget(playouts=30), random.Random(1), only_one)
     assert choice.move == wanted
     seen = []
@@ -141,7 +141,7 @@ def test_an_order_hook_decides_what_the_tree_tries():
         seen.append(list(m))
         return list(m)
 
-    first = Knowledge(evaluate=evaluate, playout_plies=0, order=first_of_all)
+    first = Knowledge(evaluate=evaluate, playout_plies=0, candidates=first_of_all)
     choice = search(position, 2, Budget(playouts=1), random.Random(1), first)
     assert seen[0] == moves
     assert choice.move == moves[0]

@@ -298,12 +298,29 @@ def register_games(register):
 @hookimpl
 def register_robots(register):
     # deferred: only robot work needs the search, never a mail about the game
+    from games import connection
     from pbm.robots import Robot
 
+    def sides(engine):
+        edges = engine.tables.edge_masks
+        vacant = connection.flags_to_bits(engine.vacant)
+        return (
+            connection.Side(engine.pieces[0], vacant, edges[0], edges[2]),
+            connection.Side(engine.pieces[1], vacant, edges[3], edges[1]),
+        )
+
+    def cell_of(move):  # 2i + stack for a placement on i, (stack, landing) for a throw, "pass"
+        if move.__class__ is int:
+            return move >> 1
+        return move[1] if move.__class__ is tuple else None
+
+    game = connection.ConnectionGame(lambda engine: engine.tables, sides, cell_of)
     register(
         Robot(
             game="knightvision",
             name="mcts",
-            description="Monte Carlo tree search with random playouts, which suit a connection game",
+            description="Tree search scoring positions by connection distance, expanding the "
+            "placements and throws on either side's shortest join",
+            knowledge=connection.knowledge(game),
         )
     )

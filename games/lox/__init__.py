@@ -355,12 +355,34 @@ def register_games(register):
 @hookimpl
 def register_robots(register):
     # deferred: only robot work needs the search, never a mail about the game
+    from games import connection
     from pbm.robots import Robot
 
+    def sides(engine):
+        edges = engine.tables.edge_masks
+        return (
+            connection.Side(
+                engine.stones[RED], connection.flags_to_bits(engine.legal[RED]), edges[0], edges[2]
+            ),
+            connection.Side(
+                engine.stones[BLUE],
+                connection.flags_to_bits(engine.legal[BLUE]),
+                edges[3],
+                edges[1],
+            ),
+        )
+
+    def cell_of(move):  # a cell's index, or "pass"
+        return move if move.__class__ is int else None
+
+    game = connection.ConnectionGame(lambda engine: engine.tables, sides, cell_of)
     register(
         Robot(
             game="lox",
             name="mcts",
-            description="Monte Carlo tree search with random playouts, which suit a connection game",
+            description="Tree search scoring positions by connection distance, expanding the "
+            "moves on either side's shortest join: the cells it may play on, a controlled "
+            "stone of the other colour among them",
+            knowledge=connection.knowledge(game),
         )
     )

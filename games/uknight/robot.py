@@ -184,7 +184,7 @@ def move_scores(engine: UknightEngine, moves: list) -> list[float]:
     return scores
 
 
-def order(engine: UknightEngine, moves: list, rng) -> list:
+def candidates(engine: UknightEngine, moves: list, rng) -> list:
     """The moves worth a look, in random order: those move_scores does not judge a step
     away from unification; a pass only when there is nothing else (two passes in a row
     draw). Random, not ranked: a bigger budget then weighs more of them."""
@@ -196,4 +196,4 @@ def order(engine: UknightEngine, moves: list, rng) -> list:
     return kept
 
 
-KNOWLEDGE = Knowledge(evaluate=evaluate, playout_plies=0, order=order)
+KNOWLEDGE = Knowledge(evaluate=evaluate, playout_plies=0, candidates=candidates)

@@ -31,8 +31,9 @@ class Knowledge:
     can_win: whether a seat, were it on move in this position, would have a move that wins
         at once; with three or more seats it lets the safety check see the threats of the
         seats after the next one, which the next seat's move rarely answers.
-    order: the moves a tree node tries, most promising first; it may leave out moves not
-        worth a look (default: all of them, in random order).
+    candidates: the moves a search node expands, the first first, given the legal ones;
+        it may leave some out (default: all of them, in a random order); the safety check
+        still looks at every move.
     root_moves: the root's moves worth searching, of its legal ones (default: all); given
         the deadline of the move's budget, it must return by then.
     """
@@ -43,7 +44,7 @@ class Knowledge:
     evaluate: Callable[[Engine], list[float]] | None = None
     can_win: Callable[[Engine, int], bool] | None = None
     playout_plies: int = MAX_PLAYOUT_PLIES
-    order: Callable[[Engine, list, random.Random], list] | None = None
+    candidates: Callable[[Engine, list, random.Random], list] | None = None
     root_moves: Callable[[Engine, list, float | None], list] | None = None
 
 
@@ -164,7 +165,7 @@ def search(
     # The search stops early enough to leave the rest of the budget to the safety check.
     search_deadline = None if deadline is None else started + budget.seconds * SEARCH_SHARE
     root = _Node(None, None, None)
-    root.untried = _untried(engine, list(moves), rng, knowledge)
+    root.untried = _expansion_order(engine, moves, rng, knowledge)
     playouts = 0
     while budget.playouts is None or playouts < budget.playouts:
         if search_deadline is not None and time.perf_counter() >= search_deadline:
@@ -173,7 +174,11 @@ def search(
             break
         playouts += 1
     ranked = sorted(root.children, key=lambda child: (child.visits, child.total), reverse=True)
-    unexplored = [move for move in root.untried if move not in {c.move for c in ranked}]
+    expanded = {child.move for child in ranked}
+    unexplored = [move for move in root.untried if move not in expanded]
+    # the moves candidates left out come last, so that the safety check still finds them
+    listed = expanded.union(unexplored)
+    unexplored += [move for move in moves if move not in listed]
     # Safe against every later seat if any move is, else safe against the next seat.
     checks = [lambda move: is_safe(engine, move, deadline)]
     if knowledge.can_win is not None and seats > 2:
@@ -194,7 +199,7 @@ def _iterate(root, engine, seats, rng, knowledge, deadline) -> bool:
     node = root
     while True:
         if node.untried is None:
-            node.untried = _untried(engine, engine.legal_moves(), rng, knowledge)
+            node.untried = _expansion_order(engine, engine.legal_moves(), rng, knowledge)
         if node.untried or not node.children:
             break
         node = _select(node)
@@ -216,14 +221,13 @@ def _iterate(root, engine, seats, rng, knowledge, deadline) -> bool:
     return True
 
 
-def _untried(engine, moves, rng, knowledge) -> list:
-    """A node's moves to expand, the first to try last (they are popped)."""
-    if knowledge.order is None:
-        rng.shuffle(moves)
-        return moves
-    ordered = knowledge.order(engine, moves, rng)
-    ordered.reverse()
-    return ordered
+def _expansion_order(engine, moves, rng, knowledge) -> list:
+    """The moves a node will expand, the last first (they are popped)."""
+    if knowledge.candidates is None:
+        untried = list(moves)
+        rng.shuffle(untried)
+        return untried
+    return knowledge.candidates(engine, moves, rng)[::-1]
 
 
 def _select(node):
