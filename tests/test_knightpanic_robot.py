@@ -7,7 +7,7 @@ import time
 from games.knightpanic import KnightPanic
 from games.knightpanic.robot import root_moves
 from games.lox import Lox
-from pbm.robots.mcts import Budget, Knowledge, forced_win, is_safe, search
+from pbm.robots.mcts import Budget, Knowledge, forced_win, immediate_win, is_safe, search
 from tests.test_robots import engine_of, random_positions
 
 GAME = KnightPanic()
@@ -49,15 +49,6 @@ def test_past_its_deadline_the_robot_keeps_every_move():
     assert root_moves(engine, moves, time.perf_counter() - 1) == moves
 
 
-def wins_at_once(engine, seat) -> bool:
-    for move in engine.legal_moves():
-        after = engine.copy()
-        after.play(move)
-        if after.winner == seat:
-            return True
-    return False
-
-
 def wins_in_three(engine, move) -> bool:
     """White's first move leaves every Black reply an immediate trap for White."""
     after = engine.copy()
@@ -70,7 +61,7 @@ def wins_in_three(engine, move) -> bool:
         if answered.outcome() is not None:
             if answered.winner != 0:
                 return False
-        elif not wins_at_once(answered, 0):
+        elif immediate_win(answered, answered.legal_moves()) is None:
             return False
     return True
 

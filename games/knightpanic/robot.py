@@ -6,7 +6,7 @@ import time
 from dataclasses import replace
 
 from pbm.robots import Knowledge, Robot
-from pbm.robots.mcts import forced_win
+from pbm.robots.mcts import forced_win, immediate_win
 
 from . import solver
 
@@ -85,21 +85,11 @@ def _forces_trap(position, deadline) -> bool:
             answered = after.copy()
             answered.play(reply)
             if answered.winner is None:
-                if not _traps_at_once(answered):
+                if immediate_win(answered, answered.legal_moves()) is None:
                     break
             elif answered.winner != seat:
                 break
         else:
-            return True
-    return False
-
-
-def _traps_at_once(engine) -> bool:
-    seat = engine.to_move()
-    for move in engine.legal_moves():
-        after = engine.copy()
-        after.play(move)
-        if after.winner == seat:
             return True
     return False
 

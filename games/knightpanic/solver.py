@@ -220,10 +220,14 @@ def drawing_moves(engine: Engine) -> list:
     return kept
 
 
-def _solve(root: int, mover_loses: bool, deadline: float | None):
+def _retrograde(root: int, moves_from, moves_into, deadline: float | None):
     """The index of every running position reachable from root (a key) and their values,
-    or None when the deadline passes first."""
-    jumps, bits, clock = JUMPS, BITS, time.perf_counter
+    or None when the deadline passes first. moves_from(key) gives (whether the mover wins
+    at once, the running positions its other moves lead to, those losing at once left out);
+    moves_into(key) the positions a move leads here from. Values are worked back from the
+    ended games by distance: a won position's is its shortest win, a lost one's its
+    longest resistance, a draw by endless play's 0."""
+    clock = time.perf_counter
     index = {root: 0}
     keys = [root]
     unanswered = array("i")  # per position: its moves to running positions not yet lost
@@ -233,10 +237,52 @@ def _solve(root: int, mover_loses: bool, deadline: float | None):
     while position < len(keys):
         if deadline is not None and position % CLOCK_EVERY == 0 and clock() > deadline:
             return None
-        key = keys[position]
+        wins, children = moves_from(keys[position])
+        for child in children:
+            if child not in index:
+                index[child] = len(keys)
+                keys.append(child)
+        unanswered.append(len(children))
+        if wins or not children:
+            first.append(position)
+            first_values.append(1 if wins else -1)
+        position += 1
+    values = array("h", bytes(2 * len(keys)))
+    for position, won in zip(first, first_values):
+        values[position] = won
+    layer = first
+    distance = 1
+    while layer:
+        following = []
+        for number, position in enumerate(layer):
+            if deadline is not None and number % CLOCK_EVERY == 0 and clock() > deadline:
+                return None
+            lost = values[position] < 0
+            for parent_key in moves_into(keys[position]):
+                parent = index.get(parent_key)
+                if parent is None or values[parent]:
+                    continue
+                if lost:
+                    values[parent] = distance + 1
+                else:
+                    unanswered[parent] -= 1
+                    if unanswered[parent]:
+                        continue
+                    values[parent] = -distance - 1
+                following.append(parent)
+        layer = following
+        distance += 1
+    return index, values
+
+
+def _solve(root: int, mover_loses: bool, deadline: float | None):
+    """_retrograde on the flat 4x4 board: a position is two 16-bit masks of its cells."""
+    jumps, bits = JUMPS, BITS
+
+    def moves_from(key):
         own, other = key & FULL, key >> CELLS
         free = FULL ^ own ^ other
-        running = 0
+        children = []
         wins = False
         for cell in bits[own]:
             rest = own ^ 1 << cell
@@ -259,50 +305,20 @@ def _solve(root: int, mover_loses: bool, deadline: float | None):
                     continue
                 if mine:
                     continue  # a move that loses at once
-                child = other | (rest | 1 << target) << CELLS
-                if child not in index:
-                    index[child] = len(keys)
-                    keys.append(child)
-                running += 1
-        unanswered.append(running)
-        if wins or not running:
-            first.append(position)
-            first_values.append(1 if wins else -1)
-        position += 1
-    count = len(keys)
-    values = array("h", bytes(2 * count))
-    for position, won in zip(first, first_values):
-        values[position] = won
-    layer = first
-    distance = 1
-    while layer:
-        following = []
-        for number, position in enumerate(layer):
-            if deadline is not None and number % CLOCK_EVERY == 0 and clock() > deadline:
-                return None
-            key = keys[position]
-            own, other = key & FULL, key >> CELLS
-            free = FULL ^ own ^ other
-            lost = values[position] < 0
-            # the seat that moved here is `other`: each of its knights came from a free
-            # cell a jump away
-            for target in bits[other]:
-                rest = other ^ 1 << target
-                for origin in bits[jumps[target] & free]:
-                    parent = index.get(rest | 1 << origin | own << CELLS)
-                    if parent is None or values[parent]:
-                        continue
-                    if lost:
-                        values[parent] = distance + 1
-                    else:
-                        unanswered[parent] -= 1
-                        if unanswered[parent]:
-                            continue
-                        values[parent] = -distance - 1
-                    following.append(parent)
-        layer = following
-        distance += 1
-    return index, values
+                children.append(other | (rest | 1 << target) << CELLS)
+        return wins, children
+
+    def moves_into(key):
+        own, other = key & FULL, key >> CELLS
+        free = FULL ^ own ^ other
+        # the seat that moved here is `other`: each of its knights came from a free cell a
+        # jump away
+        for target in bits[other]:
+            rest = other ^ 1 << target
+            for origin in bits[jumps[target] & free]:
+                yield rest | 1 << origin | own << CELLS
+
+    return _retrograde(root, moves_from, moves_into, deadline)
 
 
 def _landable(occupied: int) -> int:
@@ -340,24 +356,16 @@ def _stuck(knights: int, occupied: int, landable: int) -> bool:
 
 
 def _solve_3d(root: int, mover_loses: bool, win_no_move: bool, deadline: float | None):
-    """_solve on the 4x4 3D board: a position is two 30-bit masks of its points. Every
+    """_retrograde on the 4x4 3D board: a position is two 30-bit masks of its points. Every
     knight is judged after each move, since a move can pin, free or strand knights far
     from where it lands."""
-    jumps, above, clock = JUMPS_3D, ABOVE_3D, time.perf_counter
-    index = {root: 0}
-    keys = [root]
-    unanswered = array("i")
-    first = []
-    first_values = []
-    position = 0
-    while position < len(keys):
-        if deadline is not None and position % CLOCK_EVERY == 0 and clock() > deadline:
-            return None
-        key = keys[position]
+    jumps, above = JUMPS_3D, ABOVE_3D
+
+    def moves_from(key):
         own, other = key & POINTS_FULL, key >> POINTS
         occupied = own | other
         landable = _landable(occupied)
-        running = 0
+        children = []
         wins = False
         knights = own
         while knights:
@@ -385,57 +393,27 @@ def _solve_3d(root: int, mover_loses: bool, win_no_move: bool, deadline: float |
                     continue
                 if stuck:
                     continue
-                child = other | mine << POINTS
-                if child not in index:
-                    index[child] = len(keys)
-                    keys.append(child)
-                running += 1
-        unanswered.append(running)
-        if wins or not running:
-            first.append(position)
-            first_values.append(1 if wins else -1)
-        position += 1
-    count = len(keys)
-    values = array("h", bytes(2 * count))
-    for position, won in zip(first, first_values):
-        values[position] = won
-    layer = first
-    distance = 1
-    while layer:
-        following = []
-        for number, position in enumerate(layer):
-            if deadline is not None and number % CLOCK_EVERY == 0 and clock() > deadline:
-                return None
-            key = keys[position]
-            own, other = key & POINTS_FULL, key >> POINTS
-            occupied = own | other
-            landable = _landable(occupied)
-            lost = values[position] < 0
-            # the knight that moved here rests free on its point, and came from a point a
-            # jump away where it could land now
-            knights = other
-            while knights:
-                low = knights & -knights
-                knights ^= low
-                target = low.bit_length() - 1
-                if occupied & above[target]:
-                    continue
-                origins = jumps[target] & landable
-                rest = other ^ low
-                while origins:
-                    origin = origins & -origins
-                    origins ^= origin
-                    parent = index.get(rest | origin | own << POINTS)
-                    if parent is None or values[parent]:
-                        continue
-                    if lost:
-                        values[parent] = distance + 1
-                    else:
-                        unanswered[parent] -= 1
-                        if unanswered[parent]:
-                            continue
-                        values[parent] = -distance - 1
-                    following.append(parent)
-        layer = following
-        distance += 1
-    return index, values
+                children.append(other | mine << POINTS)
+        return wins, children
+
+    def moves_into(key):
+        own, other = key & POINTS_FULL, key >> POINTS
+        occupied = own | other
+        landable = _landable(occupied)
+        # the knight that moved here rests free on its point, and came from a point a jump
+        # away where it could land now
+        knights = other
+        while knights:
+            low = knights & -knights
+            knights ^= low
+            target = low.bit_length() - 1
+            if occupied & above[target]:
+                continue
+            origins = jumps[target] & landable
+            rest = other ^ low
+            while origins:
+                origin = origins & -origins
+                origins ^= origin
+                yield rest | origin | own << POINTS
+
+    return _retrograde(root, moves_from, moves_into, deadline)
