@@ -598,6 +598,7 @@ def web(obj, host, port, threads):
     """Serve the read-only web view with waitress, until stopped (docs/spec/server.md §11.8)."""
     # deferred: start-up speed of the pbm command
     import logging
+    import signal
 
     import waitress
 
@@ -617,6 +618,14 @@ def web(obj, host, port, threads):
     except TransientError as error:
         raise click.ClickException(f"cannot start: {error}") from error
     server = waitress.create_server(app, host=host, port=port, threads=threads, ident="pbm")
+
+    def stop(signum, frame):
+        # waitress's loop ends on KeyboardInterrupt; a SIGINT ignored since start-up (a
+        # background job of a script) or a SIGTERM would otherwise never raise it
+        raise KeyboardInterrupt
+
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, stop)
     print(f"pbm web: serving http://{host}:{server.effective_port}/", flush=True)
     try:
         server.run()

@@ -528,7 +528,15 @@ def test_the_web_section_of_pbm_ini(tmp_path):
         Config.load(tmp_path)
 
 
-def test_pbm_web_serves_with_waitress_until_stopped(harness, project_env):
+def ignore_interrupts():
+    # what a job started in the background by a non-interactive shell inherits
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+@pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM])
+def test_pbm_web_serves_with_waitress_until_stopped(harness, project_env, stop):
+    """Stopped by SIGINT or SIGTERM even when started with SIGINT ignored, as from a
+    background job of a script (make test run that way once left it running for ever)."""
     harness.signup("alice", "bob", password=PASSWORD)
     harness.ok("knightpanic challenge alice bob")
     harness.ok(f"knightpanic move 101 alice {PASSWORD} c1-e5")
@@ -539,6 +547,7 @@ def test_pbm_web_serves_with_waitress_until_stopped(harness, project_env):
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=ignore_interrupts,
     )
     try:
         ready = re.fullmatch(
@@ -557,6 +566,6 @@ def test_pbm_web_serves_with_waitress_until_stopped(harness, project_env):
             urllib.request.urlopen(f"{base}/knightpanic/", data=b"x=1", timeout=30)
         assert error.value.code == 405
     finally:
-        process.send_signal(signal.SIGINT)
+        process.send_signal(stop)
         out, err = process.communicate(timeout=30)
     assert process.returncode == 0, err
