@@ -5,7 +5,7 @@ import random
 import re
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from games.knightline import KnightLine
@@ -646,13 +646,19 @@ def test_random_games_end_in_bounds_stay_connected_and_replay(
 
 
 @settings(max_examples=200, deadline=None)
-@given(text=st.text(max_size=24))
+@given(text=st.one_of(st.text(max_size=24), st.sampled_from(["pass", "PASS", " Pass "])))
+@example(text="PASS")
 def test_move_parser_only_raises_move_error(text):
+    """Every refusal says what was wrong: an invalid move as such, a pass with the words of
+    docs/spec/server.md §3.5.1 step 8 (input ignores case and spaces)."""
     state = play(start(), "0,0/2,1/1")
     try:
         canonical = game.parse_move(state, BLACK, text)
     except MoveError as error:
-        assert str(error).startswith("Invalid move")
+        if text.strip().lower() == "pass":
+            assert str(error).startswith("KnightLine does not allow passing while you have")
+        else:
+            assert str(error).startswith("Invalid move")
         return
     assert canonical in game.legal_moves(state, BLACK)
 
