@@ -173,3 +173,24 @@ def project_env(tmp_path):
     env["PBM_HOME"] = str(tmp_path / "home")
     env.pop("PBM_NOW", None)
     return env
+
+
+@pytest.fixture
+def challenged_home(project_env, tmp_path):
+    """A home made by the CLI (the one PBM_HOME of project_env) where alice and bob, password
+    `secret`, have Knight Panic board 101 and alice is on move: for tests that run pbm in a
+    process of its own."""
+    from click.testing import CliRunner
+
+    from pbm.cli import cli
+
+    home = tmp_path / "home"
+    runner = CliRunner()
+    assert runner.invoke(cli, ["--home", str(home), "init"]).exit_code == 0
+    (home / "pbm.ini").write_text(GENEROUS_LIMITS)
+    for userid in ("alice", "bob"):
+        runner.invoke(
+            cli, ["--home", str(home), "signup", userid, "secret", f"{userid}@example.org"]
+        )
+    runner.invoke(cli, ["--home", str(home), "knightpanic", "challenge", "alice", "bob"])
+    return home

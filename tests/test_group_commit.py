@@ -26,7 +26,7 @@ from pbm.failures import TransientError
 from pbm.mailin import build_request
 from pbm.serve import MailService, Task
 from pbm.store import Store
-from tests.conftest import GENEROUS_LIMITS, ROOT
+from tests.conftest import ROOT
 from tests.mailpipe import command_mail
 from tests.test_delivery import free_port
 
@@ -233,20 +233,6 @@ def start(project_env, home, killed_at=None):
     return process, port
 
 
-@pytest.fixture
-def game_home(project_env, tmp_path):
-    home = tmp_path / "home"
-    runner = CliRunner()
-    assert runner.invoke(cli, ["--home", str(home), "init"]).exit_code == 0
-    (home / "pbm.ini").write_text(GENEROUS_LIMITS)
-    for userid in ("alice", "bob"):
-        runner.invoke(
-            cli, ["--home", str(home), "signup", userid, "secret", f"{userid}@example.org"]
-        )
-    runner.invoke(cli, ["--home", str(home), "knightpanic", "challenge", "alice", "bob"])
-    return home
-
-
 @pytest.mark.parametrize(
     "killed_at, left",
     [
@@ -258,11 +244,11 @@ def game_home(project_env, tmp_path):
     ids=["before-commit", "before-sync", "before-rename", "between-renames"],
 )
 def test_a_server_killed_in_a_group_loses_nothing_and_sends_nothing_twice(
-    project_env, game_home, killed_at, left
+    project_env, challenged_home, killed_at, left
 ):
     """`left`: the mails of the move in tmp/ and in new/ when the server died, None when
     nothing was committed."""
-    home = game_home
+    home = challenged_home
     raw = command_mail(
         "alice@example.org",
         "knightpanic move 101 alice secret c1-e5",

@@ -7,12 +7,8 @@ import email
 import email.policy
 from concurrent.futures import ThreadPoolExecutor
 
-import pytest
-from click.testing import CliRunner
-
-from pbm.cli import cli
 from pbm.store import Store
-from tests.conftest import GENEROUS_LIMITS, ROOT
+from tests.conftest import ROOT
 from tests.mailpipe import pipe
 
 CORPUS = sorted((ROOT / "tests" / "hostile").glob("*.eml"))
@@ -88,21 +84,8 @@ def big_message(number, attachment):
     return (head + body).encode()
 
 
-@pytest.fixture
-def home(project_env, tmp_path):
-    home = tmp_path / "home"
-    runner = CliRunner()
-    assert runner.invoke(cli, ["--home", str(home), "init"]).exit_code == 0
-    (home / "pbm.ini").write_text(GENEROUS_LIMITS)
-    for userid in ("alice", "bob"):
-        runner.invoke(
-            cli, ["--home", str(home), "signup", userid, "secret", f"{userid}@example.org"]
-        )
-    runner.invoke(cli, ["--home", str(home), "knightpanic", "challenge", "alice", "bob"])
-    return home
-
-
-def test_hostile_corpus(project_env, home):
+def test_hostile_corpus(project_env, challenged_home):
+    home = challenged_home
     assert len(CORPUS) >= 40
     messages = [(path.name[:2], path.read_bytes()) for path in CORPUS]
     messages += [
