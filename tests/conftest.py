@@ -5,6 +5,8 @@ sys._called_from_test = True  # pbm loads no entry points under tests; we regist
 import email
 import email.policy
 import os
+import socket
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -194,3 +196,30 @@ def challenged_home(project_env, tmp_path):
         )
     runner.invoke(cli, ["--home", str(home), "knightpanic", "challenge", "alice", "bob"])
     return home
+
+
+PBM = Path(sys.executable).parent / "pbm"
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def start_serve(env, home, stderr=subprocess.DEVNULL) -> tuple[subprocess.Popen, int]:
+    """`pbm serve` for home on a free port of 127.0.0.1, once it says it listens."""
+    port = free_port()
+    process = subprocess.Popen(
+        [str(PBM), "--home", str(home), "serve", "--port", str(port)],
+        env=env,
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=stderr,
+    )
+    line = process.stdout.readline().decode()
+    if "listening on 127.0.0.1" not in line:
+        process.kill()
+        _, err = process.communicate(timeout=30)
+        raise AssertionError(f"pbm serve did not start: {line}{(err or b'').decode()}")
+    return process, port

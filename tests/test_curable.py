@@ -31,9 +31,8 @@ from pbm.config import (
     Config,
     ConfigError,
 )
-from tests.conftest import GENEROUS_LIMITS, ROOT
+from tests.conftest import GENEROUS_LIMITS, ROOT, free_port
 from tests.mailpipe import command_mail, inbox
-from tests.test_delivery import free_port
 
 PBM = Path(sys.executable).parent / "pbm"
 EX_TEMPFAIL = 75
@@ -343,7 +342,7 @@ def test_the_operator_is_told_again_after_an_hour(home, project_env):
 
 def test_with_a_relay_the_operator_alert_goes_over_smtp(home, project_env):
     """The alert cannot use the outbox table, so it is sent straight to the relay."""
-    from tests.test_delivery import free_port, start_relay
+    from tests.test_delivery import start_relay
 
     port = free_port()
     with open(home / "pbm.ini", "a") as ini:

@@ -1,12 +1,11 @@
 """Delivery through a real SMTP server (aiosmtpd on 127.0.0.1), and while it is down."""
 
-import socket
-
 import pytest
 from aiosmtpd.controller import Controller
 from click.testing import CliRunner
 
 from pbm.cli import cli
+from tests.conftest import free_port
 
 
 class Recorder:
@@ -16,12 +15,6 @@ class Recorder:
     async def handle_DATA(self, server, session, envelope):
         self.messages.append(envelope)
         return "250 OK"
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 @pytest.fixture

@@ -4,7 +4,6 @@ Mail stays queued, is retried with back-off, is never sent twice to an address, 
 address that fails for good is reported to the operator."""
 
 import asyncio
-import socket
 from datetime import datetime, timedelta
 
 import pytest
@@ -14,6 +13,7 @@ from click.testing import CliRunner
 from pbm.cli import cli
 from pbm.mailout import RETRY_DELAYS, RETRY_LATER
 from pbm.store import Store
+from tests.conftest import free_port
 
 
 class Relay:
@@ -44,12 +44,6 @@ class Relay:
         for address in envelope.rcpt_tos:
             self.delivered.append((address, subject))
         return "250 OK"
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 @pytest.fixture

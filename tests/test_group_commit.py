@@ -26,9 +26,8 @@ from pbm.failures import TransientError
 from pbm.mailin import build_request
 from pbm.serve import MailService, Task
 from pbm.store import Store
-from tests.conftest import ROOT
+from tests.conftest import ROOT, free_port
 from tests.mailpipe import command_mail
-from tests.test_delivery import free_port
 
 PBM = Path(sys.executable).parent / "pbm"
 

@@ -18,8 +18,9 @@ from pbm.dispatch import open_server
 from pbm.pictures import board_png, picture_size
 from pbm.position import canonical_ply, replay
 from pbm.store import Store
+from tests.conftest import free_port
 from tests.mailpipe import command_mail, inbox, pipe
-from tests.test_delivery import free_port, start_relay
+from tests.test_delivery import start_relay
 
 ALICE, BOB, CAROL, DAVE = (f"{u}@example.org" for u in ("alice", "bob", "carol", "dave"))
 HTML_ON = "[mail]\nhtml = on\n"

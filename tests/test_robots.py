@@ -5,7 +5,6 @@ import email.policy
 import random
 import signal
 import smtplib
-import subprocess
 import time
 
 import pytest
@@ -25,10 +24,9 @@ from pbm.request import Request
 from pbm.robots import Robot, get_robots
 from pbm.robots.mcts import Budget, immediate_win, is_safe, proven_lost, rewards, search
 from pbm.robots.runner import decide, pending_tasks, run_robots
-from tests.conftest import GENEROUS_LIMITS, ROOT
+from tests.conftest import GENEROUS_LIMITS, start_serve
 from tests.mailpipe import inbox, send
-from tests.test_delivery import free_port
-from tests.test_serve import PBM, command, outbox
+from tests.test_serve import command, outbox
 
 
 def engine_of(game, seats=2, seed=1, **options):
@@ -342,16 +340,8 @@ def test_robots_in_pbm_serve_move_without_blocking_the_writer(project_env, tmp_p
     assert (
         pbm(home, "robots", "add", "robo", "knightpanic", "mcts", "--seconds", "8").exit_code == 0
     )
-    port = free_port()
-    process = subprocess.Popen(
-        [str(PBM), "--home", str(home), "serve", "--port", str(port)],
-        env=project_env,
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    )
+    process, port = start_serve(project_env, home)
     try:
-        assert "listening on 127.0.0.1" in process.stdout.readline().decode()
         with smtplib.SMTP("127.0.0.1", port, timeout=30) as client:
             client.send_message(command("knightpanic challenge robo alice -size=7"))
             # The robot is on move and searching; another player's command is answered.

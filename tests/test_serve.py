@@ -13,8 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 from pbm.cli import cli
-from tests.conftest import GENEROUS_LIMITS, ROOT
-from tests.test_delivery import free_port
+from tests.conftest import GENEROUS_LIMITS, ROOT, free_port, start_serve
 
 PBM = Path(sys.executable).parent / "pbm"
 
@@ -29,16 +28,7 @@ def service(project_env, tmp_path):
         runner.invoke(
             cli, ["--home", str(home), "signup", userid, "secret", f"{userid}@example.org"]
         )
-    port = free_port()
-    process = subprocess.Popen(
-        [str(PBM), "--home", str(home), "serve", "--port", str(port)],
-        env=project_env,
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    )
-    line = process.stdout.readline().decode()
-    assert "listening on 127.0.0.1" in line, process.stderr.read().decode()
+    process, port = start_serve(project_env, home)
     yield home, port
     process.send_signal(signal.SIGTERM)
     assert process.wait(timeout=20) == 0

@@ -8,8 +8,6 @@ import os
 import signal
 import smtplib
 import socket
-import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
@@ -18,10 +16,8 @@ import pytest
 from click.testing import CliRunner
 
 from pbm.cli import cli
-from tests.conftest import GENEROUS_LIMITS, ROOT
-from tests.test_delivery import free_port
+from tests.conftest import GENEROUS_LIMITS, start_serve
 
-PBM = Path(sys.executable).parent / "pbm"
 CLIENTS = 200 if os.environ.get("PBM_STRESS") else 20
 MESSAGE_BYTES = 1_000_000
 
@@ -29,16 +25,7 @@ MESSAGE_BYTES = 1_000_000
 def start(project_env, home, ini=""):
     assert CliRunner().invoke(cli, ["--home", str(home), "init"]).exit_code == 0
     (home / "pbm.ini").write_text(GENEROUS_LIMITS + ini)
-    port = free_port()
-    process = subprocess.Popen(
-        [str(PBM), "--home", str(home), "serve", "--port", str(port)],
-        env=project_env,
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-    )
-    assert b"listening" in process.stdout.readline()
-    return process, port
+    return start_serve(project_env, home)
 
 
 def stop(process):
