@@ -2,6 +2,7 @@
 
 import email
 import email.policy
+import json
 import sqlite3
 import subprocess
 import sys
@@ -13,7 +14,7 @@ from pbm.cli import cli
 from pbm.htmltext import html_to_text
 from pbm.mailin import strip_body
 from tests.conftest import ROOT
-from tests.mailpipe import pipe
+from tests.mailpipe import command_mail, pipe
 
 FIXTURES = ROOT / "tests" / "mail"
 
@@ -247,3 +248,46 @@ def test_each_header_is_parsed_once_and_read_as_policy_default_reads_it():
         assert ours[name] is ours[name], "parsed again on the second look"
     assert ours["From"].addresses == theirs["From"].addresses
     assert ours.get_content() == theirs.get_content()
+
+
+# Runs mail_handler.py as the MTA does and says, as it exits, which modules it loaded.
+WITH_MODULES = """
+import atexit, json, runpy, sys
+atexit.register(lambda: print("modules:", json.dumps(sorted(sys.modules)), file=sys.stderr))
+sys.argv = ["mail_handler.py"]
+runpy.run_path("mail_handler.py", run_name="__main__")
+"""
+
+
+def test_a_move_mail_imports_no_robot_picture_or_web_code(project_env, challenged_home):
+    """The pipe's start-up is paid per mail (docs/performance.md): a move for players who
+    take text mail loads neither the robots and their search knowledge, nor the pictures,
+    nor the web view."""
+    for userid in ("alice", "bob"):
+        result = CliRunner().invoke(
+            cli, ["--home", str(challenged_home), "html", userid, "secret", "off"]
+        )
+        assert result.exit_code == 0, result.output
+    box = Mailbox(challenged_home)
+    box.fresh()
+    result = subprocess.run(
+        [sys.executable, "-c", WITH_MODULES],
+        input=command_mail("alice@example.org", "knightpanic move 101 alice secret c1-e5"),
+        env=project_env,
+        cwd=ROOT,
+        capture_output=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr.decode()
+    (listing,) = [
+        line for line in result.stderr.decode().splitlines() if line.startswith("modules: ")
+    ]
+    loaded = json.loads(listing.removeprefix("modules: "))
+    assert "games.knightpanic.engine" in loaded
+    unwanted = ("pbm.robots", "pbm.pictures", "pbm.web", "PIL", "waitress", "games.connection")
+    assert [m for m in loaded if m.startswith(unwanted) or m.endswith((".robot", ".solver"))] == []
+    subjects = {str(message["To"]): str(message["Subject"]) for message in box.fresh()}
+    assert subjects == {
+        "alice@example.org": "KnightPanic Board 101: alice vs bob",
+        "bob@example.org": "KnightPanic Board 101: alice vs bob",
+    }
