@@ -188,8 +188,9 @@ class BaseGame(ABC):
     """What a game must implement (the abstract methods) and the defaults of the rest.
 
     A state is a plain JSON value. The defaults of to_move and outcome read the keys
-    "to_move" (the seat on move), "winner" (a seat, None while the game goes on) and
-    "reason"; a game whose states say more (draws, several winners) overrides both.
+    "to_move" (the seat on move), "winner" (a seat, None while the game goes on) or, for
+    a game with draws or several winners, "winners" instead (a list of seats, [] a draw),
+    and "reason"; a game whose states keep the result otherwise overrides both.
     apply_move receives only canonical move texts and "pass", and MUST accept "pass" for a
     seat the core reports as out (docs/spec/server.md §3.5.4) or for which can_pass or forced_move
     allow it.
@@ -238,12 +239,17 @@ class BaseGame(ABC):
         return None if self.outcome(state) is not None else state["to_move"]
 
     def outcome(self, state: State) -> Outcome | None:
+        reason = state.get("reason", "")
+        if "winners" in state:  # a list of seats, [] a draw
+            winners = state["winners"]
+            return None if winners is None else Outcome(winners=tuple(winners), reason=reason)
         if state["winner"] is None:
             return None
-        return Outcome(winners=(state["winner"],), reason=state.get("reason", ""))
+        return Outcome(winners=(state["winner"],), reason=reason)
 
     def parse_options(self, raw: RawOptions, players: int) -> Options:
-        """The complete options from the declared ones: defaults, then what raw gives."""
+        """The complete options from the declared ones: defaults, then what raw gives, then
+        check_options on the whole."""
         options: Options = {option.name: option.default for option in self.options}
         by_key = {key: option for option in self.options for key in option.keys}
         for given, value in raw.items():
@@ -255,7 +261,14 @@ class BaseGame(ABC):
                 options.update(option.parse(given, value, raw))
             except _Refusal as refusal:
                 raise self.option_error(shown, str(refusal)) from None
+        self.check_options(options, players)
         return options
+
+    def check_options(self, options: Options, players: int) -> None:
+        """The checks across options ("row must not exceed size") and against the number of
+        players, once every option has passed its own: raise self.option_error(shown, reason)
+        when they do not go together. The default has none to make."""
+        return None
 
     def _unknown_option(self) -> str:
         if not self.options:

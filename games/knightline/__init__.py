@@ -10,7 +10,7 @@ import math
 from typing import NamedTuple
 
 from pbm import drawing, hookimpl
-from pbm.game import BaseGame, Flag, MoveError, Number, Outcome
+from pbm.game import BaseGame, Flag, MoveError, Number
 
 from .engine import PLAYER_NAMES, WHITE, KnightLineEngine
 from .notation import CELL_RE, MISSING_K_RE, MOVE_RE, cell_text, leading_cell_text, move_text
@@ -143,14 +143,6 @@ class KnightLine(BaseGame):
             "winners": None,
             "reason": "",
         }
-
-    def to_move(self, state):
-        return state["to_move"]
-
-    def outcome(self, state):
-        if state["winners"] is None:
-            return None
-        return Outcome(winners=tuple(state["winners"]), reason=state["reason"])
 
     # -- rules: all through the engine (games/knightline/engine.py) -----------------
 
