@@ -3,7 +3,15 @@ variant, replayed on today's engines, list at every ply the same moves and reach
 states and outcomes as the engines frozen before the fast engines were written did.
 
 What those frozen engines did is kept as traces (tests/engine_traces.jsonl.gz), not as their
-code. Its first line says how they were made; every further line is one variant, {"game",
+code (2,800 lines). They were recorded once, by tools/record_engine_traces.py at commit
+d521608 ("Golden traces of the frozen engines"), where the frozen engines still are in
+tests/reference_engines/: check that commit out and run the script to record them again.
+They hold the very games the differential tests played against those engines: in every
+variant (the defaults, each number option at its extremes, each flag or switch, each
+extreme with each of them, for every number of players) 60 games a game, and 10 in each
+of Knight Panic's 32 variants (every size, 2D and 3D, each set of switches).
+
+The file's first line says where it comes from; every further line is one variant, {"game",
 "raw" (the challenge options), "players", "games"}, and each game {"seed", "moves" (the
 index of the move played in the sorted list of legal move texts, ply by ply), "digests"
 (4 hex digits a ply: ply_digest of that list and the state before the move), "outcome"
