@@ -42,7 +42,8 @@ e2e: $(TEST_INSTALLED)
 
 # The reliability suite at full size: 400 racing messages, 60 kills, 10x the fuzzing,
 # 10 variants of each mail bomb under rlimits, 200 clients x 1 MB against `pbm serve`,
-# 2,000 random games a game against the frozen reference engines.
+# 2,000 new random games a game in which each engine agrees with its plugin contract (the
+# recorded games of the frozen engines are replayed at every size).
 stress: $(TEST_INSTALLED)
 	PBM_STRESS=1 $(BIN)/python -m pytest -q -s tests/test_concurrency.py tests/test_crashes.py \
 		tests/test_hostile.py tests/test_fuzz.py tests/test_delivery_faults.py tests/test_abuse.py \

@@ -10,8 +10,8 @@
    sync made 4 ms slower (strace's fault injection); argon2 reported apart.
 3. Latency of `move` and `show` with 100,000 finished boards and 10,000 users, next to
    the same with 100 boards.
-4. Every game's engine: random playouts and legal-move listing next to the engine frozen
-   before issue 21, on the same games (bench/engines.py).
+4. Every game's engine: random playouts and legal-move listing next to the same through
+   the plugin contract, on the same games (bench/engines.py).
 5. Board pictures: one PNG and one SVG of the largest board of each game, next to its text
    board (bench/pictures.py).
 6. Board pictures in mail: the CPU of a move with html on next to the same moves text-only

@@ -1,13 +1,18 @@
-"""`make bench` section 4: every game's engine against the engine frozen before issue 21
-(tests/reference_engines/), on the same seeded random games in the same run.
+"""`make bench` section 4: every game's engine against its plugin contract, on the same
+seeded random games in the same run.
 
 Figures per game and variant: random playouts a second through the search contract
-(game.engine) next to the same playouts through the reference (its plugin contract, as
-ContractEngine steps it), and the time to list the legal moves of the positions met at ply
-18 of those games (or the last before the end of a shorter one), next to the reference
+(game.engine, played in place) next to the same playouts through the plugin contract
+(ContractEngine over the game, a new JSON state a ply: what a game without an engine of its
+own is searched through), and the time to list the legal moves of the positions met at ply
+18 of those games (or the last before the end of a shorter one), next to the contract
 listing the same positions. After the hex connection games (KnightVision, Lox), the
 compiled reference: OpenSpiel's Hex (the `open_spiel` wheel, the `bench` extra that `make
 bench` installs) playing random games on the same board sizes through its Python API.
+
+Until issue 26 the reference was the engines frozen before issue 21; the figures of
+docs/performance.md dated 2026-11-22 are against those. They are gone (their games are kept
+as traces, tests/test_engine_differential.py).
 """
 
 import gc
@@ -15,8 +20,8 @@ import random
 import time
 
 from pbm.engine import ContractEngine
+from pbm.game import Flag, Number, Switch
 from pbm.plugins import get_games
-from tests.reference_engines import GAME_NAMES, largest, reference_game
 
 LISTING_PLY = 18  # where issue 21 compared Knight Line's listing with AbstractPlay's
 HEX_CONNECTION_GAMES = ("knightvision", "lox")
@@ -62,15 +67,29 @@ def variant_name(raw, players) -> str:
     return f"{shown}, {players} players"
 
 
+def largest(game) -> list[tuple[dict, int]]:
+    """Every number option at its highest, for the most players: alone, and with each flag
+    or switch on."""
+    highest = {
+        option.name: str(max(option.choices or (option.high,)))
+        for option in game.options
+        if isinstance(option, Number)
+    }
+    toggles = [
+        {option.on if isinstance(option, Switch) else option.name: True}
+        for option in game.options
+        if isinstance(option, Flag | Switch)
+    ]
+    return [({**highest, **toggle}, game.max_players) for toggle in [{}, *toggles]]
+
+
 def engines(report, quick: bool):
-    games = get_games()
-    for name in GAME_NAMES:
-        reference = reference_game(name)
-        variants = largest(reference) + [({}, reference.min_players)]
+    for name, game in get_games().items():
+        variants = largest(game) + [({}, game.min_players)]
         for raw, players in variants:
-            compare(report, games[name], reference, raw, players, quick)
+            compare(report, game, raw, players, quick)
         if name in HEX_CONNECTION_GAMES:
-            sizes = {reference.parse_options(raw, players)["size"] for raw, players in variants}
+            sizes = {game.parse_options(raw, players)["size"] for raw, players in variants}
             for size in sorted(sizes):
                 openspiel_hex(report, size, quick)
 
@@ -98,43 +117,43 @@ def openspiel_hex(report, size: int, quick: bool):
     report(label, f"{count / (time.perf_counter() - start):.1f}/s")
 
 
-def compare(report, game, reference, raw, players, quick):
+def compare(report, game, raw, players, quick):
     count = 4 if quick else 20
-    options = reference.parse_options(raw, players)
+    options = game.parse_options(raw, players)
     first = random.Random(f"{game.name}{raw}").randrange(10**9)
     seeds = [first + i for i in range(count)]
 
-    def old(seed):
-        return ContractEngine(reference, reference.initial_state(options, players, seed))
+    def contract(seed):
+        return ContractEngine(game, game.initial_state(options, players, seed))
 
-    def new(seed):
+    def engine(seed):
         return game.engine(game.initial_state(options, players, seed))
 
     # One game each off the clock: the first builds the per-size tables both sides cache.
-    playout_seconds(old, seeds[:1])
-    playout_seconds(new, seeds[:1])
+    playout_seconds(contract, seeds[:1])
+    playout_seconds(engine, seeds[:1])
     # Interleaved halves, so that a burst of load on the machine hits both alike.
-    old_seconds = new_seconds = 0.0
-    old_at, new_at = [], []
+    contract_seconds = engine_seconds = 0.0
+    contract_at, engine_at = [], []
     for half in (seeds[: count // 2], seeds[count // 2 :]):
-        seconds, at = playout_seconds(old, half)
-        old_seconds, old_at = old_seconds + seconds, old_at + at
-        seconds, at = playout_seconds(new, half)
-        new_seconds, new_at = new_seconds + seconds, new_at + at
+        seconds, at = playout_seconds(contract, half)
+        contract_seconds, contract_at = contract_seconds + seconds, contract_at + at
+        seconds, at = playout_seconds(engine, half)
+        engine_seconds, engine_at = engine_seconds + seconds, engine_at + at
     label = variant_name(raw, players)
     report(
         f"{game.name} random playouts ({label})",
-        f"{count / new_seconds:.1f}/s",
-        f"frozen engine {count / old_seconds:.1f}/s",
-        f"{old_seconds / new_seconds:.1f}x",
+        f"{count / engine_seconds:.1f}/s",
+        f"plugin contract {count / contract_seconds:.1f}/s",
+        f"{contract_seconds / engine_seconds:.1f}x",
     )
-    if old_at and new_at:
+    if contract_at and engine_at:
         repeats = 3 if quick else 20
-        old_listing = listing_microseconds(old_at, repeats)
-        new_listing = listing_microseconds(new_at, repeats)
+        contract_listing = listing_microseconds(contract_at, repeats)
+        engine_listing = listing_microseconds(engine_at, repeats)
         report(
             f"{game.name} legal-move listing at ply {LISTING_PLY} ({label})",
-            f"{new_listing:.1f} µs",
-            f"frozen engine {old_listing:.1f} µs",
-            f"{old_listing / new_listing:.1f}x",
+            f"{engine_listing:.1f} µs",
+            f"plugin contract {contract_listing:.1f} µs",
+            f"{contract_listing / engine_listing:.1f}x",
         )

@@ -550,10 +550,10 @@ def side(
 
 
 class HexPicture(NamedTuple):
-    """A hex board laid out for pictures: the drawing.Board, and per cell its centre and
+    """A hex board laid out for pictures: its drawing.Backdrop, and per cell its centre and
     hexagon in pixels, and the circumradius of a cell."""
 
-    board: drawing.Board
+    backdrop: drawing.Backdrop
     centres: dict[Cell, tuple[float, float]]
     hexagons: dict[Cell, tuple[tuple[float, float], ...]]
     radius: float
@@ -611,14 +611,14 @@ def hex_picture(board: HexBoard, edge_colours: tuple[str | None, ...] = ()) -> H
     labels = tuple(
         drawing.Text(*place(spot), text, min(16.0, radius * 0.8)) for spot, text in label_spots
     )
-    picture = drawing.Board(
+    backdrop = drawing.Backdrop(
         width=PICTURE_WIDTH,
         height=math.ceil(span_y * radius),
         cells=tuple(drawing.Polygon(hexagons[cell], drawing.CELL) for cell in board.cells),
         lines=tuple(lines),
         labels=labels,
     )
-    return HexPicture(picture, centres, hexagons, radius)
+    return HexPicture(backdrop, centres, hexagons, radius)
 
 
 # -- flat tables for the fast game engines (issue 21) ----------------------------------------

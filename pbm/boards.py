@@ -280,12 +280,13 @@ class Board:
         return decided[-1] if decided else None
 
     def pending_line(self, pending) -> str:
-        waiting = [
-            self.position.holders[s]
-            for s in range(self.position.seats)
-            if s not in pending.accepted
-        ]
-        waiting = " ".join(dict.fromkeys(waiting))
+        waiting = " ".join(
+            dict.fromkeys(
+                self.position.holders[s]
+                for s in range(self.position.seats)
+                if s not in pending.accepted
+            )
+        )
         if pending.kind == "draw":
             start = f"{pending.proposer} has proposed a draw."
         else:

@@ -72,7 +72,7 @@ def _database_problems(config) -> list[str]:
     path = config.db_path
     if not path.exists():
         return [f"no database at {path} -- run `pbm init` as the service user"]
-    found = []
+    found: list[str] = []
     for companion in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
         if companion.exists():
             found += filter(None, [_owner_problem(companion), _open_for_writing(companion)])

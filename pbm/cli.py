@@ -15,12 +15,44 @@ EX_REFUSED = 1
 
 class PbmGroup(click.Group):
     """Subcommands take precedence; any other words are a command of the grammar
-    (docs/spec/server.md §2.5)."""
+    (docs/spec/server.md §2.5). Plugins add subcommands (hook register_commands), loaded
+    only when a word may be one: a command word or a game's name needs none of them."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.plugins_asked: set = set()
 
     def resolve_command(self, ctx, args):
-        if args and args[0] in self.commands and args[0] != "run":
+        if args and args[0] != "run" and self._is_subcommand(args[0]):
             return super().resolve_command(ctx, args)
         return "run", self.commands["run"], args
+
+    def list_commands(self, ctx):
+        self.add_plugin_commands()
+        return super().list_commands(ctx)
+
+    def _is_subcommand(self, word: str) -> bool:
+        if word not in self.commands and may_be_plugin_command(word):
+            self.add_plugin_commands()
+        return word in self.commands
+
+    def add_plugin_commands(self) -> None:
+        from .plugins import PluginError, add_plugin_commands  # deferred: loads every plugin
+
+        try:
+            add_plugin_commands(self, self.plugins_asked)
+        except PluginError as error:
+            raise click.ClickException(str(error)) from error
+
+
+def may_be_plugin_command(word: str) -> bool:
+    """Not a command word nor the entry point of a game (found without loading any)."""
+    from importlib.metadata import entry_points  # deferred: start-up speed of the pbm command
+
+    from .grammar import reserved_command_words
+
+    lowered = word.lower()
+    return lowered not in reserved_command_words() and not entry_points(group="pbm", name=lowered)
 
 
 @click.group(cls=PbmGroup, invoke_without_command=False)

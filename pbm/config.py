@@ -201,8 +201,8 @@ def _read_ini(path: Path):
             key = f"{section}.{name}"
             if name not in DEFAULTS[section]:
                 problems.append(f"unknown key {name} in [{section}]")
-            elif _value_problem(key, value):
-                problems.append(_value_problem(key, value))
+            elif problem := _value_problem(key, value):
+                problems.append(problem)
     return problems, parser
 
 

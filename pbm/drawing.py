@@ -4,11 +4,12 @@ A game describes its board with these small immutable types and pbm/pictures.py 
 description into SVG (web view) and PNG (mail); games never import Pillow. Coordinates are
 pixels of the PNG, y growing downwards; the SVG uses the same numbers as its viewBox.
 
-A Drawing has two parts: its Board (cells, coordinate labels, level marks), the same for
-every position of a board size, and the pieces and highlights of one position. A game
-builds each Board once and keeps it (functools.cache): the renderers cache the background
-by the Board's identity, so a Board compares and hashes by identity (eq=False), and
-building it anew for every picture would lose the cache.
+A Drawing has two parts: its Backdrop (cells, coordinate labels, level marks), the same
+for every position of a board size, and the pieces and highlights of one position. A game
+builds each Backdrop once and keeps it (functools.cache): the renderers cache what they
+draw of it by its identity, so a Backdrop compares and hashes by identity (eq=False), and
+building it anew for every picture would lose the cache. (The core's pbm.boards.Board is a
+board being played, something else.)
 
 Colours are "#rrggbb". The palette below is Okabe-Ito's, safe for colour-blind readers;
 every seat must differ by a letter or a shape as well as by colour.
@@ -93,10 +94,10 @@ class Piece:
 
 
 @dataclass(frozen=True, slots=True, eq=False)
-class Board:
+class Backdrop:
     """The part of a picture that is the same for every position of one board: the cells
-    (and edge lines), the level marks and the coordinate labels on every side. Keep one
-    instance per board size: renderers cache its background by identity."""
+    (and edge lines), the level marks and the coordinate labels on every side, on paper of
+    one colour. Keep one instance per board size: renderers cache it by identity."""
 
     width: int
     height: int
@@ -104,15 +105,16 @@ class Board:
     lines: tuple[Line, ...] = ()
     marks: tuple[Piece, ...] = ()
     labels: tuple[Text, ...] = ()
-    background: str = PAPER
+    paper: str = PAPER
 
 
 @dataclass(frozen=True, slots=True)
 class Drawing:
-    """One position: the board, the highlighted cells of the last move, the pieces (drawn
-    in order, later ones on top) and a legend line under the board."""
+    """One position: the backdrop, the highlighted cells of the last move, the pieces
+    (drawn in order, later ones on top) and a legend under the board (lines split by
+    "\n", each wrapped to the board's width)."""
 
-    board: Board
+    backdrop: Backdrop
     pieces: tuple[Piece, ...] = ()
     highlights: tuple[Polygon, ...] = ()
     legend: str = ""

@@ -13,12 +13,10 @@ forced, so that a game always goes on until outcome() is known.
 """
 
 from abc import ABC, abstractmethod
-from collections.abc import Hashable
-from typing import Any
+from collections.abc import Hashable, Iterable
+from typing import Protocol
 
-# Outcome and State are pbm.game's; imported from there they would make a cycle, since
-# BaseGame.engine returns a ContractEngine.
-State = Any
+from .outcome import Outcome, State
 
 
 class Engine(ABC):
@@ -39,7 +37,7 @@ class Engine(ABC):
         """An independent copy: playing on it leaves this engine as it is."""
 
     @abstractmethod
-    def outcome(self):
+    def outcome(self) -> Outcome | None:
         """The game's Outcome once the game is over, else None."""
 
     @abstractmethod
@@ -51,10 +49,22 @@ class Engine(ABC):
         """The JSON state of the position, equal to what apply_move would have made."""
 
 
+class Rules(Protocol):
+    """What ContractEngine asks of a game: these methods of pbm.game.BaseGame (which imports
+    this module, so it is not named here)."""
+
+    def to_move(self, state: State) -> int | None: ...
+    def legal_moves(self, state: State, seat: int) -> Iterable[str]: ...
+    def forced_move(self, state: State) -> str | None: ...
+    def can_pass(self, state: State, seat: int) -> bool: ...
+    def apply_move(self, state: State, seat: int, move: str) -> State: ...
+    def outcome(self, state: State) -> Outcome | None: ...
+
+
 class ContractEngine(Engine):
     """Any game's positions, stepped through its plugin contract; moves are canonical texts."""
 
-    def __init__(self, game, state: State):
+    def __init__(self, game: Rules, state: State):
         self.game = game
         self._state = state
 
@@ -65,7 +75,7 @@ class ContractEngine(Engine):
         seat = self.to_move()
         if seat is None:
             return []
-        moves = list(self.game.legal_moves(self._state, seat))
+        moves: list[Hashable] = list(self.game.legal_moves(self._state, seat))
         if not moves:
             forced = self.game.forced_move(self._state)
             if forced is not None:
@@ -75,17 +85,20 @@ class ContractEngine(Engine):
         return moves
 
     def play(self, move: Hashable) -> None:
-        self._state = self.game.apply_move(self._state, self.to_move(), move)
+        seat = self.to_move()
+        if seat is None:
+            raise ValueError(f"{move!r} played after the game ended")
+        self._state = self.game.apply_move(self._state, seat, str(move))
 
     def copy(self) -> "ContractEngine":
         # States are never mutated (apply_move makes a new one), so sharing one is safe.
         return ContractEngine(self.game, self._state)
 
-    def outcome(self):
+    def outcome(self) -> Outcome | None:
         return self.game.outcome(self._state)
 
     def move_text(self, move: Hashable) -> str:
-        return move
+        return str(move)  # the moves of legal_moves() are texts already
 
     def state(self) -> State:
         return self._state

@@ -5,10 +5,35 @@ import re
 import textwrap
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
-State = Any
+from .outcome import Outcome, State
+
+if TYPE_CHECKING:  # only for annotations: a mail about a game needs neither
+    import jinja2
+
+    from .drawing import Drawing
+    from .engine import Engine
+
+__all__ = [
+    "BaseGame",
+    "Flag",
+    "MoveError",
+    "Number",
+    "Option",
+    "OptionError",
+    "Options",
+    "Outcome",
+    "RawOptions",
+    "State",
+    "Switch",
+    "format_option",
+]
+
+# The challenge options as given ({"size": "7", "misere": True}) and as the game receives
+# them, complete ({"size": 7, "misere": False}); a value is an int or a bool.
+RawOptions = Mapping[str, str | bool]
+Options = dict[str, Any]
 
 RESERVED_MOVE_WORDS = frozenset(
     {"pass", "--", "swap", "resign", "propose", "undo", "accept", "reject", "cancel"}
@@ -26,13 +51,6 @@ class OptionError(ValueError):
 
 class MoveError(ValueError):
     """An illegal or malformed move; the message is shown to the user as is."""
-
-
-@dataclass(frozen=True)
-class Outcome:
-    winners: tuple[int, ...]
-    points: int = 1
-    reason: str = ""
 
 
 # -- declared options ----------------------------------------------------------------------
@@ -63,7 +81,9 @@ class Number(NamedTuple):
         return f"{self.low} to {self.high}"
 
     def allows(self, number: int) -> bool:
-        return number in self.choices if self.choices else self.low <= number <= self.high
+        if self.choices:
+            return number in self.choices
+        return self.low is not None and self.high is not None and self.low <= number <= self.high
 
     def usage(self) -> str:
         unit = f" {self.unit}" if self.unit else ""
@@ -72,12 +92,13 @@ class Number(NamedTuple):
     def help_entry(self) -> tuple[str, str]:
         return f"-{self.name}=N", f"{self.help} {self.span()} (default {self.default})"
 
-    def parse(self, given: str, value: str | bool, raw) -> dict:
-        is_number = value is not True and OPTION_NUMBER_RE.fullmatch(value.strip()) is not None
-        if not is_number and self.unit:
+    def parse(self, given: str, value: str | bool, raw: RawOptions) -> Options:
+        is_number = isinstance(value, str) and OPTION_NUMBER_RE.fullmatch(value.strip())
+        number = int(value) if is_number else None
+        if number is None and self.unit:
             raise _Refusal(f"write the number of {self.unit}, e.g. -{self.name}={self.example}")
-        if is_number and self.allows(int(value)):
-            return {self.name: int(value)}
+        if number is not None and self.allows(number):
+            return {self.name: number}
         if self.choices:
             raise _Refusal(f"{self.name} must be {self.span()}")
         unit = f" {self.unit}" if self.unit else ""
@@ -94,7 +115,10 @@ class Flag(NamedTuple):
     excludes: str = ""
     why: str = ""  # said after "give only one of -a and -b"
 
-    default = False
+    # A property, not a field: a flag is off unless given.
+    @property
+    def default(self) -> bool:
+        return False
 
     @property
     def keys(self) -> tuple[str, ...]:
@@ -106,7 +130,7 @@ class Flag(NamedTuple):
     def help_entry(self) -> tuple[str, str]:
         return f"-{self.name}", f"{self.help} (off by default)"
 
-    def parse(self, given: str, value: str | bool, raw) -> dict:
+    def parse(self, given: str, value: str | bool, raw: RawOptions) -> Options:
         if value is not True:
             raise _Refusal(f"-{self.name} takes no value")
         if self.excludes and self.excludes in raw:
@@ -124,7 +148,9 @@ class Switch(NamedTuple):
     off: str
     help: str
 
-    default = False
+    @property
+    def default(self) -> bool:
+        return False
 
     @property
     def name(self) -> str:
@@ -140,7 +166,7 @@ class Switch(NamedTuple):
     def help_entry(self) -> tuple[str, str]:
         return self.usage(), f"{self.help} (default -{self.off})"
 
-    def parse(self, given: str, value: str | bool, raw) -> dict:
+    def parse(self, given: str, value: str | bool, raw: RawOptions) -> Options:
         if value is not True:
             raise _Refusal(f"-{given} takes no value")
         if self.off in raw and self.on in raw:
@@ -162,8 +188,9 @@ class BaseGame(ABC):
     """What a game must implement (the abstract methods) and the defaults of the rest.
 
     A state is a plain JSON value. The defaults of to_move and outcome read the keys
-    "to_move" (the seat on move), "winner" (a seat, None while the game goes on) and
-    "reason"; a game whose states say more (draws, several winners) overrides both.
+    "to_move" (the seat on move), "winner" (a seat, None while the game goes on) or, for
+    a game with draws or several winners, "winners" instead (a list of seats, [] a draw),
+    and "reason"; a game whose states keep the result otherwise overrides both.
     apply_move receives only canonical move texts and "pass", and MUST accept "pass" for a
     seat the core reports as out (docs/spec/server.md §3.5.4) or for which can_pass or forced_move
     allow it.
@@ -181,7 +208,7 @@ class BaseGame(ABC):
     visible_moves = True
     move_rows = 4
     move_layout = "columns"
-    templates = None  # the Jinja2 environment, set by the core
+    templates: "jinja2.Environment | None" = None  # set by the core
     # Flags a reader may add to show/showas (`lox show 101 -control`); each reaches
     # render_board as a keyword argument set to True.
     view_options: tuple[str, ...] = ()
@@ -191,7 +218,7 @@ class BaseGame(ABC):
     # -- what every game implements ----------------------------------------------------
 
     @abstractmethod
-    def initial_state(self, options: dict, players: int, seed: int) -> State:
+    def initial_state(self, options: Options, players: int, seed: int) -> State:
         """The start position; randomness comes from seed."""
 
     @abstractmethod
@@ -212,13 +239,18 @@ class BaseGame(ABC):
         return None if self.outcome(state) is not None else state["to_move"]
 
     def outcome(self, state: State) -> Outcome | None:
+        reason = state.get("reason", "")
+        if "winners" in state:  # a list of seats, [] a draw
+            winners = state["winners"]
+            return None if winners is None else Outcome(winners=tuple(winners), reason=reason)
         if state["winner"] is None:
             return None
-        return Outcome(winners=(state["winner"],), reason=state.get("reason", ""))
+        return Outcome(winners=(state["winner"],), reason=reason)
 
-    def parse_options(self, raw: Mapping[str, str | bool], players: int) -> dict:
-        """The complete options from the declared ones: defaults, then what raw gives."""
-        options = {option.name: option.default for option in self.options}
+    def parse_options(self, raw: RawOptions, players: int) -> Options:
+        """The complete options from the declared ones: defaults, then what raw gives, then
+        check_options on the whole."""
+        options: Options = {option.name: option.default for option in self.options}
         by_key = {key: option for option in self.options for key in option.keys}
         for given, value in raw.items():
             option = by_key.get(given)
@@ -229,7 +261,14 @@ class BaseGame(ABC):
                 options.update(option.parse(given, value, raw))
             except _Refusal as refusal:
                 raise self.option_error(shown, str(refusal)) from None
+        self.check_options(options, players)
         return options
+
+    def check_options(self, options: Options, players: int) -> None:
+        """The checks across options ("row must not exceed size") and against the number of
+        players, once every option has passed its own: raise self.option_error(shown, reason)
+        when they do not go together. The default has none to make."""
+        return None
 
     def _unknown_option(self) -> str:
         if not self.options:
@@ -272,7 +311,9 @@ class BaseGame(ABC):
     def forced_move(self, state: State) -> str | None:
         return None
 
-    def drawing(self, state: State, perspective: int | None, last_move: str | None):
+    def drawing(
+        self, state: State, perspective: int | None, last_move: str | None
+    ) -> "Drawing | None":
         """The board picture (a pbm.drawing.Drawing) or None to stay text only.
 
         perspective is a seat, or None for a spectator: show exactly what render_board
@@ -281,25 +322,25 @@ class BaseGame(ABC):
         """
         return None
 
-    def engine(self, state: State):
+    def engine(self, state: State) -> "Engine":
         """A mutable position for search (pbm/engine.py); a game may return a faster one."""
         from .engine import ContractEngine  # deferred: only robots and benchmarks search
 
         return ContractEngine(self, state)
 
-    def is_rated(self, options: dict) -> bool:
+    def is_rated(self, options: Options) -> bool:
         return not any(name.startswith("handicap") and value for name, value in options.items())
 
     # -- templates: templates/board.txt and templates/help.txt in the game's package ---
 
-    def _environment(self):
+    def _environment(self) -> "jinja2.Environment":
         if self.templates is None:  # a game on its own, outside a server
             from .templating import text_environment  # deferred: jinja2 only when rendering
 
             self.templates = text_environment(None, self._own_game)
         return self.templates
 
-    def _own_game(self, name: str):
+    def _own_game(self, name: str) -> "BaseGame | None":
         return self if name == self.name else None
 
     def render_board(self, state: State, perspective: int | None) -> str:

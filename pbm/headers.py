@@ -59,7 +59,9 @@ def has_control(value: str) -> bool:
 def encoded_words(text: str) -> list[str]:
     """`text` as RFC 2047 encoded words (UTF-8, base64), each short enough for a folded
     line, never splitting a character; whitespace between them is not part of the text."""
-    words, chunk, size = [], [], 0
+    words: list[str] = []
+    chunk: list[str] = []
+    size = 0
     for char in text:
         length = len(char.encode("utf-8"))
         if size + length > ENCODED_WORD_BYTES and chunk:

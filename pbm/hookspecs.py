@@ -16,6 +16,13 @@ def register_migrations(register):
 
 
 @hookspec
+def register_commands(cli):
+    """Add subcommands to the `pbm` command line: cli is its click.Group, so `@cli.command()`
+    declares one. A name pbm or another plugin already gives a subcommand, a command word or
+    a game stops the command line with PluginError (docs/spec/server.md §10.1)."""
+
+
+@hookspec
 def register_robots(register):
     """Call register(robot) for each robot the plugin provides: a pbm.robots.Robot (or a
     subclass) naming its game (docs/spec/server.md §11.7)."""

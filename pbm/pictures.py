@@ -1,8 +1,8 @@
 """Board pictures: a game's Drawing (pbm/drawing.py) as SVG for the web view and as PNG for
 mail (docs/spec/server.md §11.5).
 
-A move mail's PNG must cost a few milliseconds, so nothing is drawn twice: the background of
-a Board (cells, level marks, labels) is drawn once and cached by the Board's identity, every
+A move mail's PNG must cost a few milliseconds, so nothing is drawn twice: a Backdrop (cells,
+level marks, labels) is drawn once and cached by the Backdrop's identity, every
 piece is a sprite drawn once per look and pasted, and the PNG is a palette image (the
 drawing's colours and their blends) written with zlib level 1: a third of the RGB PNG's size
 and several times faster to compress (docs/performance.md, "Board pictures"). Pillow's own FreeType font (ImageFont.load_default) is used, so no system font
@@ -15,7 +15,7 @@ from html import escape
 
 from PIL import Image, ImageColor, ImageDraw, ImageFont
 
-from .drawing import INK, Board, Drawing, Piece, Polygon
+from .drawing import INK, Backdrop, Drawing, Piece, Polygon
 
 LEGEND_SIZE = 13  # px of the legend's text
 LEGEND_LINE = 18  # px per legend line
@@ -42,7 +42,7 @@ def board_png(game, state, perspective=None, last_move=None) -> bytes | None:
 def legend_lines(drawing: Drawing) -> list[str]:
     """The legend's lines, each wrapped to the board's width."""
     # a generic sans-serif font in an SVG viewer may run 15% wider than Pillow's own
-    width = round((drawing.board.width - 2 * LEGEND_MARGIN) * 0.85)
+    width = round((drawing.backdrop.width - 2 * LEGEND_MARGIN) * 0.85)
     return [part for line in drawing.legend.splitlines() for part in _wrapped(line, width)]
 
 
@@ -62,15 +62,15 @@ def _wrapped(line: str, width: int) -> tuple[str, ...]:
 
 def picture_size(drawing: Drawing) -> tuple[int, int]:
     """(width, height) in pixels: the board and the legend lines under it."""
-    board = drawing.board
-    return board.width, board.height + LEGEND_LINE * len(legend_lines(drawing))
+    backdrop = drawing.backdrop
+    return backdrop.width, backdrop.height + LEGEND_LINE * len(legend_lines(drawing))
 
 
 def clear_caches() -> None:
     """Forget every drawn background, sprite and text (for measurements)."""
-    for cached in (_background, _board_colours, _palette, _text_mask, _sprite, _font, _wrapped):
+    for cached in (_background, _backdrop_colours, _palette, _text_mask, _sprite, _font, _wrapped):
         cached.cache_clear()
-    _svg_board.cache_clear()
+    _svg_backdrop.cache_clear()
 
 
 # -- PNG ----------------------------------------------------------------------------------
@@ -78,7 +78,7 @@ def clear_caches() -> None:
 
 def drawing_png(drawing: Drawing) -> bytes:
     lines = legend_lines(drawing)
-    image = _background(drawing.board, len(lines)).copy()
+    image = _background(drawing.backdrop, len(lines)).copy()
     pen = ImageDraw.Draw(image)
     for polygon in drawing.highlights:
         _polygon(pen, polygon, 1)
@@ -88,7 +88,7 @@ def drawing_png(drawing: Drawing) -> bytes:
         image.paste(sprite, (round(piece.x) - half, round(piece.y) - half), sprite)
     for index, line in enumerate(lines):
         mask = _text_mask(line, LEGEND_SIZE)
-        top = drawing.board.height + LEGEND_LINE * index + (LEGEND_LINE - mask.height) // 2
+        top = drawing.backdrop.height + LEGEND_LINE * index + (LEGEND_LINE - mask.height) // 2
         image.paste(INK, (LEGEND_MARGIN, top), mask)
     palette = _palette(_colours(drawing))
     if palette is not None:
@@ -100,27 +100,25 @@ def drawing_png(drawing: Drawing) -> bytes:
 
 def _colours(drawing: Drawing) -> frozenset[str]:
     """Every colour the picture is drawn with; its other colours are blends of two of them."""
-    colours = set(_board_colours(drawing.board))
+    colours: set[str | None] = set(_backdrop_colours(drawing.backdrop))
     colours.add(INK)
     for polygon in drawing.highlights:
         colours.update((polygon.fill, polygon.outline))
     for piece in drawing.pieces:
         colours.update(_piece_colours(piece))
-    colours.discard(None)
-    return frozenset(colours)
+    return frozenset(colour for colour in colours if colour is not None)
 
 
 @functools.lru_cache(maxsize=64)
-def _board_colours(board: Board) -> frozenset[str]:
-    colours = {board.background}
-    for cell in board.cells:
+def _backdrop_colours(backdrop: Backdrop) -> frozenset[str]:
+    colours: set[str | None] = {backdrop.paper}
+    for cell in backdrop.cells:
         colours.update((cell.fill, cell.outline))
-    colours.update(line.colour for line in board.lines)
-    colours.update(label.colour for label in board.labels)
-    for mark in board.marks:
+    colours.update(line.colour for line in backdrop.lines)
+    colours.update(label.colour for label in backdrop.labels)
+    for mark in backdrop.marks:
         colours.update(_piece_colours(mark))
-    colours.discard(None)
-    return frozenset(colours)
+    return frozenset(colour for colour in colours if colour is not None)
 
 
 def _piece_colours(piece: Piece) -> tuple[str, ...]:
@@ -141,7 +139,7 @@ def _palette(colours: frozenset[str]) -> Image.Image | None:
     blends = next((steps for steps in (3, 2, 1) if len(rgb) + steps * pairs <= 256), None)
     if blends is None:
         return None
-    entries = list(rgb)
+    entries: list[tuple[int, ...]] = list(rgb)
     for index, first in enumerate(rgb):
         for second in rgb[index + 1 :]:
             for step in range(1, blends + 1):
@@ -163,28 +161,28 @@ def _text_mask(text: str, size: int) -> Image.Image:
 
 
 @functools.lru_cache(maxsize=32)  # about 1 MB each
-def _background(board: Board, legend_count: int) -> Image.Image:
+def _background(backdrop: Backdrop, legend_count: int) -> Image.Image:
     """Cells, edge lines and marks drawn large and shrunk (smooth), then the labels."""
     scale = BACKGROUND_SUPERSAMPLE
-    big = Image.new("RGB", (board.width * scale, board.height * scale), board.background)
+    big = Image.new("RGB", (backdrop.width * scale, backdrop.height * scale), backdrop.paper)
     pen = ImageDraw.Draw(big)
-    for cell in board.cells:
+    for cell in backdrop.cells:
         _polygon(pen, cell, scale)
-    for line in board.lines:
+    for line in backdrop.lines:
         ends = [(x * scale, y * scale) for x, y in (line.start, line.end)]
         pen.line(ends, fill=line.colour, width=round(line.width * scale))
     picture = big.reduce(scale)
-    for mark in board.marks:
+    for mark in backdrop.marks:
         sprite = _sprite(_look(mark))
         half = sprite.width // 2
         picture.paste(sprite, (round(mark.x) - half, round(mark.y) - half), sprite)
-    for label in board.labels:
+    for label in backdrop.labels:
         mask = _text_mask(label.text, round(label.size))
         corner = (round(label.x - mask.width / 2), round(label.y - mask.height / 2))
         picture.paste(label.colour, corner, mask)
     if legend_count:
         framed = Image.new(
-            "RGB", (board.width, board.height + LEGEND_LINE * legend_count), board.background
+            "RGB", (backdrop.width, backdrop.height + LEGEND_LINE * legend_count), backdrop.paper
         )
         framed.paste(picture, (0, 0))
         return framed
@@ -277,7 +275,7 @@ def _shape_points(shape: str, x: float, y: float, radius: float) -> list[tuple[f
 
 
 @functools.lru_cache(maxsize=32)
-def _font(size: int) -> ImageFont.FreeTypeFont:
+def _font(size: int) -> ImageFont.FreeTypeFont | ImageFont.ImageFont:
     return ImageFont.load_default(size=max(size, 6))
 
 
@@ -289,12 +287,12 @@ def drawing_svg(drawing: Drawing) -> str:
     parts = [
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
         f'viewBox="0 0 {width} {height}" font-family="sans-serif" role="img">',
-        _svg_board(drawing.board, height),
+        _svg_backdrop(drawing.backdrop, height),
     ]
     parts.extend(_svg_polygon(polygon) for polygon in drawing.highlights)
     parts.extend(_svg_piece(piece) for piece in drawing.pieces)
     for index, line in enumerate(legend_lines(drawing)):
-        y = drawing.board.height + LEGEND_LINE * index + LEGEND_LINE / 2
+        y = drawing.backdrop.height + LEGEND_LINE * index + LEGEND_LINE / 2
         parts.append(
             f'<text x="{LEGEND_MARGIN}" y="{_n(y)}" font-size="{LEGEND_SIZE}" fill="{INK}" '
             f'dominant-baseline="central">{escape(line)}</text>'
@@ -304,18 +302,19 @@ def drawing_svg(drawing: Drawing) -> str:
 
 
 @functools.lru_cache(maxsize=64)
-def _svg_board(board: Board, height: int) -> str:
-    parts = [f'<rect width="{board.width}" height="{height}" fill="{board.background}"/>']
-    parts.extend(_svg_polygon(cell) for cell in board.cells)
+def _svg_backdrop(backdrop: Backdrop, height: int) -> str:
+    parts = [f'<rect width="{backdrop.width}" height="{height}" fill="{backdrop.paper}"/>']
+    parts.extend(_svg_polygon(cell) for cell in backdrop.cells)
     parts.extend(
         f'<line x1="{_n(line.start[0])}" y1="{_n(line.start[1])}" x2="{_n(line.end[0])}" '
         f'y2="{_n(line.end[1])}" stroke="{line.colour}" stroke-width="{_n(line.width)}" '
         'stroke-linecap="round"/>'
-        for line in board.lines
+        for line in backdrop.lines
     )
-    parts.extend(_svg_piece(mark) for mark in board.marks)
+    parts.extend(_svg_piece(mark) for mark in backdrop.marks)
     parts.extend(
-        _svg_text(label.x, label.y, label.text, label.size, label.colour) for label in board.labels
+        _svg_text(label.x, label.y, label.text, label.size, label.colour)
+        for label in backdrop.labels
     )
     return "\n".join(parts)
 

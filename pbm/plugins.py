@@ -212,6 +212,40 @@ class GameCatalog(Mapping):
         return len(self._games)
 
 
+def add_plugin_commands(group, asked: set) -> None:
+    """Let every plugin not in `asked` declare its subcommands (hook register_commands) and
+    add them to `group`, the click group of `pbm`; the plugin joins `asked`. A command named
+    like a subcommand `group` has, a command word or a game would hide it: PluginError, and
+    none of that plugin's commands is added."""
+    import click  # deferred: only the command line asks for commands
+
+    load_plugins()
+    games = set(get_games())
+    for impl in pm.hook.register_commands.get_hookimpls():
+        if impl.plugin in asked:
+            continue
+        asked.add(impl.plugin)
+        declared = click.Group()
+        impl.function(cli=declared)
+        for name in declared.commands:
+            hidden = _hidden_by_command(name, group.commands, games)
+            if hidden is not None:
+                owner = _distribution(impl.plugin)[0]
+                raise PluginError(f'{owner} adds the command "{name}", which is {hidden}')
+        group.commands.update(declared.commands)
+
+
+def _hidden_by_command(name: str, commands, games) -> str | None:
+    """What a plugin's command of this name would hide on the command line, or None."""
+    if name in commands:
+        return "a subcommand of pbm"
+    if name in games:
+        return "a game"
+    if name in reserved_command_words():
+        return "a command word"
+    return None
+
+
 def get_migration_sets(load_all=True):
     """Migration sets registered by plugins, in registration order; with load_all false,
     those of the plugins loaded so far (a mail needs only its own game's tables)."""

@@ -2,7 +2,7 @@
 
 from dataclasses import dataclass, field
 
-from .game import MoveError, Outcome
+from .game import BaseGame, MoveError, Options, Outcome, State
 from .store import PlyRecord
 
 PLAYING, RESIGNED, FORFEITED = "playing", "resigned", "forfeited"
@@ -10,9 +10,9 @@ PLAYING, RESIGNED, FORFEITED = "playing", "resigned", "forfeited"
 
 @dataclass
 class Position:
-    game: object
-    options: dict
-    state: object
+    game: BaseGame
+    options: Options
+    state: State  # None where only the seats are replayed (seats_after)
     holders: list[str]  # the userid holding each seat now (after swaps)
     statuses: list[str] = field(default_factory=list)
     time_used: list[int] = field(default_factory=list)

@@ -5,10 +5,14 @@ are named `<game>/<file>`: `knightpanic/board.txt` is games/knightpanic/template
 """
 
 import sys
+from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
 
 import jinja2
+
+# The game whose package holds the `<name>/` templates, by name; None if there is none.
+GameFinder = Callable[[str], object | None]
 
 _SOURCE_TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
 
@@ -24,11 +28,13 @@ class GameTemplateLoader(jinja2.BaseLoader):
     """`<game>/<file>` from the templates/ folder of the package that defines the game;
     find_game(name) says which game that is (None if unknown)."""
 
-    def __init__(self, find_game):
+    def __init__(self, find_game: GameFinder):
         self._find_game = find_game
-        self._loaders = {}
+        self._loaders: dict[str, jinja2.PackageLoader] = {}
 
-    def get_source(self, environment, template):
+    def get_source(
+        self, environment: jinja2.Environment, template: str
+    ) -> tuple[str, str | None, Callable[[], bool] | None]:
         game_name, _, file_name = template.partition("/")
         loader = self._loaders.get(game_name)
         if loader is None:
@@ -38,7 +44,7 @@ class GameTemplateLoader(jinja2.BaseLoader):
             self._loaders[game_name] = loader
         return loader.get_source(environment, file_name)
 
-    def _package_loader(self, game_name):
+    def _package_loader(self, game_name: str) -> jinja2.PackageLoader | None:
         game = self._find_game(game_name)
         if game is None:
             return None
@@ -48,7 +54,7 @@ class GameTemplateLoader(jinja2.BaseLoader):
             return None
 
 
-def _bytecode_cache(home):
+def _bytecode_cache(home: Path | None) -> jinja2.FileSystemBytecodeCache | None:
     """Compiled templates kept in $PBM_HOME/cache: a mail process need not compile them."""
     if home is None:
         return None
@@ -61,10 +67,10 @@ def _bytecode_cache(home):
 
 
 @lru_cache(maxsize=8)
-def text_environment(home: Path | None, find_game) -> jinja2.Environment:
+def text_environment(home: Path | None, find_game: GameFinder) -> jinja2.Environment:
     """Operator overrides in $PBM_HOME/templates win over ours, ours over the games';
     find_game(name) is the game whose package holds the `<name>/` templates."""
-    loaders = []
+    loaders: list[jinja2.BaseLoader] = []
     if home is not None:
         loaders.append(jinja2.FileSystemLoader(str(Path(home) / "templates")))
     loaders.append(jinja2.FileSystemLoader(str(templates_dir())))
@@ -86,7 +92,7 @@ def html_environment(home: Path | None, write_cache: bool = True) -> jinja2.Envi
     environment: everything they show is escaped, since most of it comes from players.
     Operator overrides in $PBM_HOME/templates win. The web view reads its home read-only
     (write_cache False): it keeps its compiled templates in memory."""
-    loaders = []
+    loaders: list[jinja2.BaseLoader] = []
     if home is not None:
         loaders.append(jinja2.FileSystemLoader(str(Path(home) / "templates")))
     loaders.append(jinja2.FileSystemLoader(str(templates_dir())))

@@ -2,8 +2,6 @@ import sys
 
 sys._called_from_test = True  # pbm loads no entry points under tests; we register games
 
-import email
-import email.policy
 import os
 import socket
 import subprocess
@@ -16,10 +14,8 @@ import games.knightpanic
 import games.knightvision
 import games.lox
 import games.uknight
-from pbm.config import Config
-from pbm.dispatch import open_server
-from pbm.mailin import build_request
 from pbm.plugins import pm
+from pbm.testing.mail import GENEROUS_LIMITS, Harness, body_of, error_text
 from tests import toygame
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -36,117 +32,8 @@ for _module in (games.knightline, games.knightpanic, games.knightvision, games.l
     register(_module, _module.__name__.split(".")[-1])
 register(toygame, "tally")
 
-
-# Most tests send everything from one address: lift the abuse limits, which have tests of
-# their own that set them back with configure(). Most read board mails as the plain text
-# they were before pictures: new accounts get them text-only (tests/test_html_mail.py
-# turns the HTML part on).
-GENEROUS_LIMITS = """[limits]
-commands_per_hour = 1000000
-signups_per_day = 1000000
-challenges_per_day = 1000000
-boards_per_user_per_day = 1000000
-failed_logins_per_hour = 1000000
-failed_logins_per_account_per_hour = 1000000
-mails_per_user_per_day = 1000000
-mails_to_unconfirmed_address_per_day = 1000000
-
-[mail]
-html = off
-"""
-
-
-class Harness:
-    """A fresh server home and helpers to run commands and read the mail they sent."""
-
-    def __init__(self, home: Path):
-        self.home = home
-        from pbm.cli import _migrate
-
-        _migrate(Config.load(home))
-        self.configure("")
-        self.seen = set()
-
-    def configure(self, ini_text: str):
-        """pbm.ini: the generous test limits, then these settings (later ones win)."""
-        (self.home / "pbm.ini").write_text(GENEROUS_LIMITS + ini_text)
-
-    @property
-    def config(self):
-        return Config.load(self.home)
-
-    def run(self, text, sender="tester@example.org", body="", key=None):
-        request = build_request(text, body, sender, key)
-        with open_server(self.config) as server:
-            return server.execute(request)
-
-    def deliver(self, raw: bytes, envelope_sender=None, envelope_recipients=None):
-        """One raw mail through process_message, as the pipe and `pbm serve` run it."""
-        from pbm.intake import process_message
-
-        return process_message(
-            raw,
-            len(raw),
-            envelope_sender,
-            config=self.config,
-            envelope_recipients=envelope_recipients,
-        )
-
-    def ok(self, text, sender="tester@example.org", body=""):
-        result = self.run(text, sender=sender, body=body)
-        assert result.ok, self.last_error_text(result)
-        return result
-
-    def refused(self, text, sender="tester@example.org", body=""):
-        result = self.run(text, sender=sender, body=body)
-        assert not result.ok, f"{text!r} was carried out"
-        return error_text(result)
-
-    def last_error_text(self, result):
-        return error_text(result) if result.queued or result.printed else "(no mail)"
-
-    def signup(self, *userids, password="secret"):
-        for userid in userids:
-            self.ok(f"signup {userid} {password} {userid}@example.org")
-
-    def outbox_files(self):
-        new = self.home / "outbox" / "new"
-        return sorted(new.iterdir()) if new.exists() else []
-
-    def mails(self, address=None):
-        """Every delivered message, oldest first, optionally only those to an address."""
-        found = []
-        for path in self.outbox_files():
-            message = email.message_from_bytes(path.read_bytes(), policy=email.policy.default)
-            if address is None or address in str(message["To"]):
-                found.append(message)
-        return found
-
-    def new_mails(self, address=None):
-        """Messages not returned by an earlier call."""
-        fresh = []
-        for path in self.outbox_files():
-            if path.name in self.seen:
-                continue
-            self.seen.add(path.name)
-            message = email.message_from_bytes(path.read_bytes(), policy=email.policy.default)
-            fresh.append(message)
-        if address is not None:
-            fresh = [m for m in fresh if address in str(m["To"])]
-        return fresh
-
-
-def error_text(result) -> str:
-    mails = [m for _, m in result.queued] + result.printed
-    return "\n".join(
-        m.body
-        for m in mails
-        if m.kind == "error" or "error" in m.subject.lower() or m.subject == "Invalid challenge"
-    )
-
-
-def body_of(message) -> str:
-    return message.get_content()
+# The by-mail harness is pbm's own (pbm/testing/mail.py), as a plugin's tests use it.
+__all__ = ["GENEROUS_LIMITS", "ROOT", "STRESS_FACTOR", "Harness", "body_of", "error_text"]
 
 
 @pytest.fixture

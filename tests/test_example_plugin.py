@@ -1,7 +1,9 @@
 """The outside path of docs/writing-games.md, kept from rotting: examples/nim is built and
-installed as a distribution of its own, its own tests pass, and a whole game of it is
-played by mail through mail_handler.py, found by its entry point like any plugin."""
+installed as a distribution of its own, its own tests pass (pbm.testing.mail's harness
+among them), a whole game of it is played by mail through mail_handler.py, found by its
+entry point like any plugin, its board mails carry its picture and its robot plays."""
 
+import io
 import os
 import shutil
 import subprocess
@@ -9,9 +11,11 @@ import sys
 
 import pytest
 from click.testing import CliRunner
+from PIL import Image, ImageColor
 
 from pbm.cli import cli
-from tests.conftest import ROOT
+from pbm.drawing import ORANGE
+from tests.conftest import PBM, ROOT
 from tests.mailpipe import inbox, send
 
 EXAMPLE = ROOT / "examples" / "nim"
@@ -121,3 +125,41 @@ def test_a_whole_game_of_the_example_by_mail(installed, project_env, tmp_path):
     assert "Game won by alice." in body
     assert "(First took the last stone)" in body
     assert "  a                     0\n  b                     0" in body
+
+
+def pbm(env, home, *words) -> str:
+    """The pbm command in a process of its own, which finds the example by its entry point."""
+    result = subprocess.run(
+        [str(PBM), "--home", str(home), *words], env=env, capture_output=True, timeout=300
+    )
+    assert result.returncode == 0, result.stderr.decode()
+    return result.stdout.decode()
+
+
+def test_the_example_draws_its_board_in_mail_and_has_a_robot(installed, project_env, tmp_path):
+    env = with_example(project_env, installed)
+    home = tmp_path / "home"
+    pbm(env, home, "init")
+    added = pbm(env, home, "robots", "add", "nimbot", "nim", "mcts", "--seconds", "0.2")
+    assert added == "Robot nimbot plays nim with mcts, 0.2s a move.\n"
+    assert "  nim mcts: Monte Carlo tree search on Nim's rules\n" in pbm(
+        env, home, "robots", "list"
+    )
+    seen = set()
+    send(env, "alice@example.org", "signup alice pw-alice")
+    send(env, "alice@example.org", "html alice pw-alice on")
+    inbox(home, seen)
+
+    send(env, "alice@example.org", "nim challenge alice nimbot -heaps=2")
+    [board] = inbox(home, seen)["alice@example.org"]
+    [picture] = [part for part in board.walk() if part.get_content_type() == "image/png"]
+    image = Image.open(io.BytesIO(picture.get_content())).convert("RGB")
+    colours = {colour for _, colour in image.getcolors(maxcolors=1 << 16)}
+    assert ImageColor.getrgb(ORANGE) in colours, "the heaps' discs"
+
+    send(env, "alice@example.org", "nim move 101 alice pw-alice a1")
+    inbox(home, seen)
+    assert "nim move 101 nimbot <robot> b3#2" in pbm(env, home, "robots", "run")
+    [end] = inbox(home, seen)["alice@example.org"]
+    text = end.get_body(("plain",)).get_content()
+    assert "Last move: b3" in text and "Game won by nimbot." in text

@@ -74,6 +74,53 @@ def test_to_move_and_outcome_read_the_state_by_default():
     assert game.outcome(won) == Outcome(winners=(1,), reason="B took the last stone")
 
 
+@pytest.mark.parametrize(
+    ("winners", "outcome"),
+    [
+        (None, None),
+        ([], Outcome(winners=(), reason="the end")),
+        ([1], Outcome(winners=(1,), reason="the end")),
+        ([0, 2], Outcome(winners=(0, 2), reason="the end")),
+    ],
+)
+def test_a_winners_key_gives_draws_and_several_winners_without_an_override(winners, outcome):
+    """docs/spec/server.md §10.4: a state with "winners" instead of "winner"."""
+    state = {"to_move": None if winners is not None else 2, "winners": winners, "reason": "the end"}
+    assert game.outcome(state) == outcome
+    assert game.to_move(state) == (2 if outcome is None else None)
+
+
+class Rows(Declared):
+    """A check across options: the row the game is played to must fit the board."""
+
+    options = (
+        Number("size", 5, "board size", low=3, high=9),
+        Number("row", 4, "stones in a row that win", low=3, high=6),
+    )
+
+    def check_options(self, options, players):
+        if options["row"] > options["size"]:
+            raise self.option_error(
+                f"-row={options['row']}",
+                f"a row of {options['row']} does not fit a board of "
+                f"{options['size']}: give at most -row={options['size']}",
+            )
+
+
+def test_checks_across_options_come_after_each_options_own():
+    rows = Rows()
+    assert rows.parse_options({"size": "3", "row": "3"}, 2) == {"size": 3, "row": 3}
+    with pytest.raises(OptionError) as error:
+        rows.parse_options({"size": "3"}, 2)
+    assert str(error.value) == (
+        'Invalid Declared parameter "-row=4": a row of 4 does not fit a board of 3: give at '
+        "most -row=3"
+    )
+    with pytest.raises(OptionError) as error:
+        rows.parse_options({"size": "3", "row": "7"}, 2)
+    assert "row must be from 3 to 6" in str(error.value), "the option's own check first"
+
+
 # -- options: parsed, validated and refused by the core ------------------------------------
 
 

@@ -153,7 +153,7 @@ def test_knightpanic_2d_pieces_empty_cells_and_both_ends_of_the_last_move():
     image = decoded(board_png(game, state, 1, "a1-c5"))
     assert image.size == picture_size(picture)
     labels = {}
-    for label in picture.board.labels:  # where the coordinates say a file or rank is
+    for label in picture.backdrop.labels:  # where the coordinates say a file or rank is
         labels.setdefault(label.text, []).append((label.x, label.y))
 
     def centre(x, y):  # doubled coordinates, as the names: a1 is (0, 0)
@@ -200,7 +200,7 @@ def test_knightpanic_3d_raised_knights_stand_between_cells_with_their_level():
     colour_at_ring = at(image, ring.x - ring.radius + 2, ring.y)
     assert colour_at_ring == rgb(drawing.VERMILLION)
     # the dots of the raised points are part of the board
-    assert len(picture.board.marks) == 16
+    assert len(picture.backdrop.marks) == 16
 
 
 def test_knightline_stacks_show_seat_shape_colour_and_height():
@@ -223,7 +223,7 @@ def test_knightline_stacks_show_seat_shape_colour_and_height():
         x0, y0 = polygon.points[0]
         assert at(image, x0 + 6, y0 + 6) == rgb(drawing.HIGHLIGHT)
     # the occupied area 0..2 x -1..1 plus a margin: 5 x 5 cells
-    assert len(picture.board.cells) == 25
+    assert len(picture.backdrop.cells) == 25
 
 
 def test_knightline_grey_tile_of_the_promotion_variants():
@@ -233,7 +233,7 @@ def test_knightline_grey_tile_of_the_promotion_variants():
         picture = game.drawing(state, None, None)
         [grey] = picture.pieces
         assert (grey.label, grey.fill) == ("G", drawing.GREY)
-        assert len(picture.board.cells) == 9
+        assert len(picture.backdrop.cells) == 9
         assert variant[:5] in picture.legend or "blocks" in picture.legend
 
 
@@ -282,12 +282,12 @@ def test_lox_svg_is_well_formed_with_every_cell_and_stone(size):
 
 
 def test_svg_text_is_escaped_and_there_are_no_scripts_or_references():
-    board = drawing.Board(
+    backdrop = drawing.Backdrop(
         400, 50, (drawing.Polygon(drawing.square(0, 0, 10), drawing.CELL),),
         labels=(drawing.Text(5, 5, "<a&b>", 10),),
     )  # fmt: skip
     picture = drawing.Drawing(
-        board,
+        backdrop,
         pieces=(drawing.Piece(20, 20, 8, drawing.WHITE, '"&<'),),
         legend="</svg><script>alert(1)</script>\nsecond & last",
     )
@@ -356,11 +356,11 @@ def test_the_largest_boards_stay_within_the_mail_budget():
 
 def test_too_many_colours_for_the_palette_still_draw_true_colours():
     colours = [f"#{index * 8:02x}{255 - index * 8:02x}40" for index in range(30)]
-    board = drawing.Board(320, 40, ())
+    backdrop = drawing.Backdrop(320, 40, ())
     pieces = tuple(
         drawing.Piece(10 + 10 * index, 20, 4, colour) for index, colour in enumerate(colours)
     )
-    image = decoded(drawing_png(drawing.Drawing(board, pieces)))
+    image = decoded(drawing_png(drawing.Drawing(backdrop, pieces)))
     for piece in pieces:
         assert at(image, piece.x, piece.y) == rgb(piece.fill)
 
@@ -374,9 +374,9 @@ def test_a_game_without_a_drawing_stays_text_only():
 
 
 def test_a_long_legend_wraps_to_the_board_width_in_both_pictures():
-    board = drawing.Board(200, 40, ())
+    backdrop = drawing.Backdrop(200, 40, ())
     words = "the quick brown fox jumps over the lazy dog " * 4
-    picture = drawing.Drawing(board, legend=words.strip() + "\nshort")
+    picture = drawing.Drawing(backdrop, legend=words.strip() + "\nshort")
     lines = legend_lines(picture)
     assert len(lines) > 3 and lines[-1] == "short"
     assert " ".join(lines[:-1]) == words.strip()
@@ -391,7 +391,7 @@ def test_a_long_legend_wraps_to_the_board_width_in_both_pictures():
     "board", [RhombusBoard(9), RhombusBoard(19), HexHexBoard(5), HexHexBoard(7)], ids=repr
 )
 def test_hex_coordinates_stand_on_every_side_once_each_and_never_on_one_another(board):
-    labels = hex_picture(board).board.labels
+    labels = hex_picture(board).backdrop.labels
     letters = {name.rstrip("0123456789") for name in map(board.name, board.cells)}
     numbers = {
         name.lstrip("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")

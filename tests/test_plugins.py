@@ -1,9 +1,12 @@
 """Plugin discovery (docs/spec/server.md §10.1): games register through pluggy, checked on the way
 in."""
 
+import re
 import types
 
+import click
 import pytest
+from click.testing import CliRunner
 
 from pbm import hookimpl
 from pbm.plugins import PluginError, get_games, pm
@@ -93,3 +96,87 @@ def test_two_games_may_not_share_a_display_name():
             get_games()
     finally:
         pm.unregister(plugin)
+
+
+# -- commands a plugin adds to the command line (hook register_commands) --------------------
+
+
+@pytest.fixture
+def command_plugin():
+    """register(name, declare): a plugin whose register_commands hook calls declare(cli);
+    afterwards pbm's command line and plugins are as before."""
+    from pbm.cli import cli
+
+    commands, asked, added = dict(cli.commands), set(cli.plugins_asked), []
+
+    def register(name, declare):
+        module = types.ModuleType(name)
+
+        @hookimpl
+        def register_commands(cli):
+            declare(cli)
+
+        module.register_commands = register_commands
+        pm.register(module, name=name)
+        added.append(module)
+
+    yield register
+    for module in added:
+        pm.unregister(module)
+    cli.commands.clear()
+    cli.commands.update(commands)
+    cli.plugins_asked = asked
+
+
+def greet_command(cli):
+    @cli.command()
+    @click.argument("userid")
+    @click.pass_obj
+    def greet(obj, userid):
+        """Says hello from the server's home."""
+        click.echo(f"Hello {userid}, from {obj['config'].home.name}")
+
+
+def test_a_plugin_adds_a_command_to_the_command_line(command_plugin, tmp_path):
+    from pbm.cli import cli
+
+    command_plugin("pbm-greeting", greet_command)
+    result = CliRunner().invoke(cli, ["--home", str(tmp_path / "myhome"), "greet", "alice"])
+    assert result.exit_code == 0, result.output
+    assert result.output == "Hello alice, from myhome\n"
+    listing = CliRunner().invoke(cli, ["--help"]).output
+    assert re.search(r"\n  greet +Says hello from the server's home\.\n", listing)
+
+
+def test_a_game_command_loads_no_plugin_commands(command_plugin, harness):
+    from pbm.cli import cli
+
+    asked = []
+    command_plugin("pbm-watcher", asked.append)
+    home = str(harness.home)
+    harness.signup("alice", "bob")
+    harness.ok("knightpanic challenge alice bob")
+    result = CliRunner().invoke(cli, ["--home", home, "knightpanic", "show", "101"])
+    assert result.exit_code == 0, result.output
+    assert asked == []
+    CliRunner().invoke(cli, ["--home", home, "no-such-command"])
+    assert len(asked) == 1
+
+
+@pytest.mark.parametrize(
+    ("name", "hidden"),
+    [("init", "a subcommand of pbm"), ("show", "a command word"), ("knightpanic", "a game")],
+)
+def test_a_plugin_command_may_not_hide_a_subcommand_command_word_or_game(
+    command_plugin, tmp_path, name, hidden
+):
+    from pbm.cli import cli
+
+    def declare(cli):
+        cli.command(name)(lambda: None)
+
+    command_plugin("pbm-hider", declare)
+    result = CliRunner().invoke(cli, ["--home", str(tmp_path), "--help"])
+    assert result.exit_code == 1
+    assert f'pbm-hider adds the command "{name}", which is {hidden}' in result.output
+    assert CliRunner().invoke(cli, ["--home", str(tmp_path), "init"]).exit_code == 0

@@ -10,7 +10,7 @@ import math
 from typing import NamedTuple
 
 from pbm import drawing, hookimpl
-from pbm.game import BaseGame, Flag, MoveError, Number, Outcome
+from pbm.game import BaseGame, Flag, MoveError, Number
 
 from .engine import PLAYER_NAMES, WHITE, KnightLineEngine
 from .notation import CELL_RE, MISSING_K_RE, MOVE_RE, cell_text, leading_cell_text, move_text
@@ -143,14 +143,6 @@ class KnightLine(BaseGame):
             "winners": None,
             "reason": "",
         }
-
-    def to_move(self, state):
-        return state["to_move"]
-
-    def outcome(self, state):
-        if state["winners"] is None:
-            return None
-        return Outcome(winners=tuple(state["winners"]), reason=state["reason"])
 
     # -- rules: all through the engine (games/knightline/engine.py) -----------------
 
@@ -361,12 +353,12 @@ class KnightLine(BaseGame):
         occupied = list(table.stacks) + ([table.grey] if table.grey is not None else [])
         xs = [x for x, _ in occupied]
         ys = [y for _, y in occupied]
-        grid = _grid_picture(min(xs) - 1, max(xs) + 1, min(ys) - 1, max(ys) + 1)
-        side = grid.side
+        area = _area_picture(min(xs) - 1, max(xs) + 1, min(ys) - 1, max(ys) + 1)
+        side = area.side
 
         def centre(cell):
-            return grid.left + (cell[0] - grid.first_x + 0.5) * side, grid.top + (
-                grid.last_y - cell[1] + 0.5
+            return area.left + (cell[0] - area.first_x + 0.5) * side, area.top + (
+                area.last_y - cell[1] + 0.5
             ) * side
 
         pieces = []
@@ -391,11 +383,11 @@ class KnightLine(BaseGame):
         highlights = tuple(
             drawing.highlight(
                 drawing.square(
-                    grid.left + (x - grid.first_x) * side, grid.top + (grid.last_y - y) * side, side
+                    area.left + (x - area.first_x) * side, area.top + (area.last_y - y) * side, side
                 )
             )
             for x, y in marked
-            if grid.first_x <= x <= grid.last_x and grid.first_y <= y <= grid.last_y
+            if area.first_x <= x <= area.last_x and area.first_y <= y <= area.last_y
         )
         notes = self.notes(state)
         situation = [line for line in notes if line.startswith(("Set-up", "White's first"))]
@@ -410,7 +402,10 @@ class KnightLine(BaseGame):
         )
         legend = [f"Stacks: {seats}; the number is the height;{grey} yellow: last move", *situation]
         return drawing.Drawing(
-            board=grid.board, pieces=tuple(pieces), highlights=highlights, legend="\n".join(legend)
+            backdrop=area.backdrop,
+            pieces=tuple(pieces),
+            highlights=highlights,
+            legend="\n".join(legend),
         )
 
     @staticmethod
@@ -462,10 +457,11 @@ class KnightLine(BaseGame):
         return lines
 
 
-class GridPicture(NamedTuple):
-    """The picture of a part of the unbounded board: its drawing.Board and where cells go."""
+class AreaPicture(NamedTuple):
+    """The picture of a part of the unbounded board (the occupied area and a margin): its
+    drawing.Backdrop and where its cells go."""
 
-    board: drawing.Board
+    backdrop: drawing.Backdrop
     first_x: int
     last_x: int
     first_y: int
@@ -476,7 +472,7 @@ class GridPicture(NamedTuple):
 
 
 @functools.lru_cache(maxsize=64)
-def _grid_picture(first_x: int, last_x: int, first_y: int, last_y: int) -> GridPicture:
+def _area_picture(first_x: int, last_x: int, first_y: int, last_y: int) -> AreaPicture:
     """Squares in a checkered pattern, x written above and below, y on both sides."""
     columns, rows = last_x - first_x + 1, last_y - first_y + 1
     side = min(CELL_MAX, (PICTURE_WIDTH - 2 * LABEL_ROOM) / columns)
@@ -498,8 +494,8 @@ def _grid_picture(first_x: int, last_x: int, first_y: int, last_y: int) -> GridP
         middle = top + (row + 0.5) * side
         labels.append(drawing.Text(left / 2, middle, str(y), size))
         labels.append(drawing.Text(width - left / 2, middle, str(y), size))
-    board = drawing.Board(width, height, tuple(cells), labels=tuple(labels))
-    return GridPicture(board, first_x, last_x, first_y, last_y, side, left, top)
+    backdrop = drawing.Backdrop(width, height, tuple(cells), labels=tuple(labels))
+    return AreaPicture(backdrop, first_x, last_x, first_y, last_y, side, left, top)
 
 
 @hookimpl

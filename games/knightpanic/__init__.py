@@ -450,7 +450,7 @@ class KnightPanic(BaseGame):
         """Open information: every reader sees the same picture. In 3D a raised knight
         stands between the four points under it, as the text board shows it."""
         board = Pieces(state)
-        grid = _grid_picture(board.size, board.three_d)
+        grid = _point_grid(board.size, board.three_d)
         side = grid.side
         pieces = []
         for x, y, level in sorted(board.owner, key=lambda point: point[2]):
@@ -481,7 +481,7 @@ class KnightPanic(BaseGame):
                 "dots: points of level 2"
             )
         return drawing.Drawing(
-            board=grid.board, pieces=tuple(pieces), highlights=highlights, legend=legend
+            backdrop=grid.backdrop, pieces=tuple(pieces), highlights=highlights, legend=legend
         )
 
     def last_mover(self, state) -> str:
@@ -494,10 +494,12 @@ def _separator(left_marked: bool, right_marked: bool) -> str:
     return "[" if right_marked else " "
 
 
-class GridPicture(NamedTuple):
-    """The picture of a board: its drawing.Board and where the doubled coordinates go."""
+class PointGrid(NamedTuple):
+    """The picture of a Knight Panic board: its drawing.Backdrop and the pixel of every point
+    in doubled coordinates (even: a cell's centre; odd: the corner between four cells, where
+    a raised knight stands)."""
 
-    board: drawing.Board
+    backdrop: drawing.Backdrop
     side: float  # px of a cell
     left: float  # px of the board's left edge
     top: float  # px of the board's top edge
@@ -518,13 +520,13 @@ class GridPicture(NamedTuple):
 
 
 @functools.cache
-def _grid_picture(size: int, three_d: bool) -> GridPicture:
+def _point_grid(size: int, three_d: bool) -> PointGrid:
     """The n x n cells, the files and ranks on every side; in 3D also the raised points'
     letters and numbers (smaller) and a dot on every point of level 2."""
     side = min(CELL_MAX, (PICTURE_WIDTH - 2 * LABEL_ROOM) / size)
     left = top = LABEL_ROOM
     extent = math.ceil(2 * LABEL_ROOM + size * side)
-    grid = GridPicture(None, side, left, top, size)
+    grid = PointGrid(None, side, left, top, size)
     cells = []
     for column in range(size):
         for row in range(size):
@@ -550,8 +552,10 @@ def _grid_picture(size: int, three_d: bool) -> GridPicture:
             for x in range(1, 2 * size - 2, 2)
             for y in range(1, 2 * size - 2, 2)
         ]
-    board = drawing.Board(extent, extent, tuple(cells), marks=tuple(marks), labels=tuple(labels))
-    return grid._replace(board=board)
+    backdrop = drawing.Backdrop(
+        extent, extent, tuple(cells), marks=tuple(marks), labels=tuple(labels)
+    )
+    return grid._replace(backdrop=backdrop)
 
 
 @hookimpl

@@ -9,7 +9,7 @@ swap done by the core, so the state never changes on a swap. "free" lists the se
 first placement (free: any vacant cell, a single knight) is still to come; "last" is the
 canonical text of the last move or "pass" (None at the start); "winner" is the winning seat
 (None while the game goes on) and "reason" says how it was won. Every rule goes through
-the engine of games/knightvision/engine.py; Position serves the move parser's messages and
+the engine of games/knightvision/engine.py; PieceMap serves the move parser's messages and
 the picture.
 """
 
@@ -47,7 +47,7 @@ def _joined(words: list[str]) -> str:
     return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
 
 
-class Position:
+class PieceMap:
     """The pieces of a state by cell, with the placement and throw rules of
     docs/spec/games/knightvision.md §4."""
 
@@ -123,7 +123,7 @@ class KnightVision(BaseGame):
         return [engine.move_text(move) for move in engine.actions()]
 
     def parse_move(self, state, seat, text):
-        position = Position(state)
+        piece_map = PieceMap(state)
         compact = "".join(text.split()).lower()
         placement = PLACEMENT_RE.fullmatch(compact)
         throw = THROW_RE.fullmatch(compact)
@@ -132,25 +132,25 @@ class KnightVision(BaseGame):
 
         def cell_of(written: str) -> Cell:
             try:
-                return position.board.parse(written)
+                return piece_map.board.parse(written)
             except ValueError as error:
                 raise MoveError(f'Invalid move "{text}": {error}') from None
 
         if placement is not None:
             target = cell_of(placement.group(1))
-            return self._placement(state, position, seat, target, stack=bool(placement.group(2)))
+            return self._placement(state, piece_map, seat, target, stack=bool(placement.group(2)))
         start, landing = cell_of(throw.group(1)), cell_of(throw.group(3))
-        return self._throw(state, position, seat, start, landing, throw.group(2))
+        return self._throw(state, piece_map, seat, start, landing, throw.group(2))
 
-    def _placement(self, state, position, seat, target, stack) -> str:
-        name = position.board.name(target)
+    def _placement(self, state, piece_map, seat, target, stack) -> str:
+        name = piece_map.board.name(target)
         canonical = name + ("+" if stack else "")
 
         def refuse(reason):
             return MoveError(f'Invalid move "{canonical}": {reason}')
 
-        if target in position.pieces:
-            raise refuse(f"{name} is not vacant: it holds {position.describe(target)}")
+        if target in piece_map.pieces:
+            raise refuse(f"{name} is not vacant: it holds {piece_map.describe(target)}")
         if seat in state["free"]:
             if stack:
                 raise refuse(
@@ -159,26 +159,26 @@ class KnightVision(BaseGame):
             return canonical
         friends = [
             cell
-            for cell in position.board.knights[target]
-            if OWNER.get(position.pieces.get(cell)) == seat
+            for cell in piece_map.board.knights[target]
+            if OWNER.get(piece_map.pieces.get(cell)) == seat
         ]
         if not friends:
-            knight_cells = _joined(position.board.names(position.board.knights[target]))
+            knight_cells = _joined(piece_map.board.names(piece_map.board.knights[target]))
             raise refuse(
                 f"{name} is not a knight's move from any of your pieces: none of its knight "
                 f"cells ({knight_cells}) holds a {COLOURS[seat]} piece. A placement must be "
                 "two steps along a line and one step at 60 degrees from one of your pieces"
             )
         if stack and len(friends) < STACK_THRESHOLD:
-            at = _joined(position.board.names(friends))
+            at = _joined(piece_map.board.names(friends))
             raise refuse(
                 f"a stack needs three of your pieces at a knight's move, and {name} has "
                 f"{len(friends)} ({at}); write {name} to place a knight"
             )
         return canonical
 
-    def _throw(self, state, position, seat, start, landing, separator) -> str:
-        name = position.board.name
+    def _throw(self, state, piece_map, seat, start, landing, separator) -> str:
+        name = piece_map.board.name
         written = f"{name(start)}{separator}{name(landing)}"
 
         def refuse(reason):
@@ -189,13 +189,13 @@ class KnightVision(BaseGame):
                 "you have no stack yet: your first move is the free placement of a single "
                 "knight on any vacant cell, e.g. e5"
             )
-        symbol = position.pieces.get(start)
+        symbol = piece_map.pieces.get(start)
         if symbol != STACK_SYMBOLS[seat]:
             if symbol is None:
                 raise refuse(f"there is no stack on {name(start)}")
             raise refuse(
                 f"only one of your stacks can throw an axe, and {name(start)} holds "
-                f"{position.describe(start)}"
+                f"{piece_map.describe(start)}"
             )
         direction = line_direction(start, landing)
         if direction is None:
@@ -205,19 +205,19 @@ class KnightVision(BaseGame):
                 "as the number goes down (e5-g3)"
             )
         for cell in cells_between(start, landing):
-            symbol = position.pieces.get(cell)
+            symbol = piece_map.pieces.get(cell)
             if symbol is not None and OWNER[symbol] != seat:
                 raise refuse(
-                    f"the axe cannot pass {position.describe(cell)}; it can capture it with "
+                    f"the axe cannot pass {piece_map.describe(cell)}; it can capture it with "
                     f"{name(start)}x{name(cell)}"
                 )
-        symbol = position.pieces.get(landing)
+        symbol = piece_map.pieces.get(landing)
         if symbol is None:
             return f"{name(start)}-{name(landing)}"
         if OWNER[symbol] == seat:
             raise refuse(
                 f"the axe flies over your own pieces but cannot land on them, and "
-                f"{name(landing)} holds {position.describe(landing)}"
+                f"{name(landing)} holds {piece_map.describe(landing)}"
             )
         return f"{name(start)}x{name(landing)}"
 
@@ -242,19 +242,19 @@ class KnightVision(BaseGame):
 
     def picture(self, state) -> str:
         """The Hex-board drawing with the cells of the last move in brackets."""
-        position = Position(state)
+        piece_map = PieceMap(state)
         last = state["last"]
         written = [] if last in (None, "pass") else re.findall(CELL, last)
-        marks = [position.board.parse(name) for name in written]
-        return position.board.draw(position.pieces, marks=marks)
+        marks = [piece_map.board.parse(name) for name in written]
+        return piece_map.board.draw(piece_map.pieces, marks=marks)
 
     def drawing(self, state, perspective, last_move):
         """Everything is open (no hidden information): the same picture for every reader."""
-        position = Position(state)
-        picture = hex_picture(position.board, EDGE_COLOURS)
+        piece_map = PieceMap(state)
+        picture = hex_picture(piece_map.board, EDGE_COLOURS)
         radius = picture.piece_radius
         pieces = []
-        for cell, symbol in position.pieces.items():
+        for cell, symbol in piece_map.pieces.items():
             seat = OWNER[symbol]
             x, y = picture.centres[cell]
             shape = "square" if symbol in STACK_SYMBOLS else "disc"
@@ -270,9 +270,9 @@ class KnightVision(BaseGame):
                 )
             )
         named = [] if last_move in (None, "pass") else re.findall(CELL, last_move)
-        marked = [position.board.parse(name) for name in named]
+        marked = [piece_map.board.parse(name) for name in named]
         return drawing.Drawing(
-            board=picture.board,
+            backdrop=picture.backdrop,
             pieces=tuple(pieces),
             highlights=tuple(drawing.highlight(picture.hexagons[cell]) for cell in marked),
             legend=(

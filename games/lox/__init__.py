@@ -288,7 +288,7 @@ class Lox(BaseGame):
         marked = [board.parse(placed.group(2))] if placed else []
         control = "; small square, diamond: empty cell Red, Blue controls" if show_control else ""
         return drawing.Drawing(
-            board=picture.board,
+            backdrop=picture.backdrop,
             pieces=tuple(pieces),
             highlights=tuple(drawing.highlight(picture.hexagons[cell]) for cell in marked),
             legend=f"R B: Red, Blue stone{control}; yellow cell: last move\n"

@@ -6,7 +6,7 @@ Spec: docs/spec/games/uknight.md, on the hexhex geometry of docs/spec/games/hexg
 The state keeps the pieces as {cell name: symbol}, "w"/"b" a plain stone and "W"/"B" a
 double (a stone with an axe), so that stored states read like the board. Seat 0 is
 White and always moves first; the pie rule's swap only exchanges who holds the seats.
-Every rule goes through the engine of games/uknight/engine.py; Position serves the move
+Every rule goes through the engine of games/uknight/engine.py; PieceMap serves the move
 parser's checks and messages and the picture.
 """
 
@@ -92,7 +92,7 @@ def cells_by_name(size) -> dict[str, Cell]:
     return {board.name(cell): cell for cell in board.cells}
 
 
-class Position:
+class PieceMap:
     """The pieces of a state by axial cell, with the rules of docs/spec/games/uknight.md §4 for one
     seat."""
 
@@ -127,8 +127,8 @@ class Position:
         index = cell_tables(self.board).index
         return sum(1 << index[cell] for cell in self.stones(seat))
 
-    def without(self, cells) -> "Position":
-        trimmed = object.__new__(Position)
+    def without(self, cells) -> "PieceMap":
+        trimmed = object.__new__(PieceMap)
         trimmed.board, trimmed.phase = self.board, self.phase
         trimmed.pieces = {cell: s for cell, s in self.pieces.items() if cell not in cells}
         return trimmed
@@ -259,21 +259,21 @@ class Uknight(BaseGame):
 
     def _checked(self, state, seat, turn: Turn, refuse) -> Turn:
         """The turn with the capture flag settled, or the MoveError saying why it is illegal."""
-        position = Position(state)
-        board, colour = position.board, COLOURS[seat]
+        piece_map = PieceMap(state)
+        board, colour = piece_map.board, COLOURS[seat]
         placing_only = not turn.removes and turn.action is not None and turn.action.kind == "place"
         if state["turns"] == 0 and not placing_only:
             raise refuse(FIRST_TURN)
         removed = []
         if turn.removes:
-            removed = position.qualifying(seat)
+            removed = piece_map.qualifying(seat)
             if not removed:
                 raise refuse(
                     f"no {colour} stone qualifies for removal: a stone qualifies when no "
                     f"{colour} stone is next to it and every knight cell of it holds a "
                     f"{COLOURS[1 - seat]} piece"
                 )
-            position = position.without(removed)
+            piece_map = piece_map.without(removed)
         action = turn.action
         if action is None:
             return turn
@@ -283,23 +283,23 @@ class Uknight(BaseGame):
                 "the action"
             )
         if action.kind == "place":
-            self._check_placement(position, seat, action.end, refuse)
+            self._check_placement(piece_map, seat, action.end, refuse)
             return turn
         if action.kind == "move":
-            self._check_knight_move(position, seat, action, refuse)
+            self._check_knight_move(piece_map, seat, action, refuse)
             return turn
-        return Turn(turn.removes, self._check_throw(position, seat, action, refuse))
+        return Turn(turn.removes, self._check_throw(piece_map, seat, action, refuse))
 
-    def _check_placement(self, position, seat, cell, refuse):
-        board, name = position.board, position.board.name(cell)
-        if position.phase == 2:
+    def _check_placement(self, piece_map, seat, cell, refuse):
+        board, name = piece_map.board, piece_map.board.name(cell)
+        if piece_map.phase == 2:
             raise refuse(
                 "placing is over in phase 2: move a stone a knight's move (e.g. H7-E5) or "
                 "throw an axe (e.g. C3xF6)"
             )
-        if cell in position.pieces:
-            raise refuse(f"{name} is not vacant: it holds {self._piece(position, cell)}")
-        if not position.knight_friends(cell, seat):
+        if cell in piece_map.pieces:
+            raise refuse(f"{name} is not vacant: it holds {self._piece(piece_map, cell)}")
+        if not piece_map.knight_friends(cell, seat):
             raise refuse(
                 f"{name} is not a knight's move from any {COLOURS[seat]} stone; place a "
                 "stone a knight's move (two steps in one direction, then one step turning "
@@ -307,27 +307,27 @@ class Uknight(BaseGame):
                 f"{' '.join(board.names(board.knights[cell]))}"
             )
 
-    def _check_knight_move(self, position, seat, action, refuse):
-        start, end = position.board.name(action.start), position.board.name(action.end)
-        self._check_own_stone(position, seat, action.start, refuse)
-        if position.phase == 1:
+    def _check_knight_move(self, piece_map, seat, action, refuse):
+        start, end = piece_map.board.name(action.start), piece_map.board.name(action.end)
+        self._check_own_stone(piece_map, seat, action.start, refuse)
+        if piece_map.phase == 1:
             raise refuse(
                 f"{start}-{end} is a knight move, and stones move only in phase 2, which "
-                f"begins when {PHASE_TWO_AXES[position.board.size]} axes are on the board; "
+                f"begins when {PHASE_TWO_AXES[piece_map.board.size]} axes are on the board; "
                 "in phase 1 place a stone (e.g. E5) or throw an axe along a line (e.g. C3xF6)"
             )
-        if action.end in position.pieces:
+        if action.end in piece_map.pieces:
             raise refuse(
-                f"{end} is not vacant: it holds {self._piece(position, action.end)}, and a "
+                f"{end} is not vacant: it holds {self._piece(piece_map, action.end)}, and a "
                 "knight move never captures"
             )
 
-    def _check_throw(self, position, seat, action, refuse) -> Action:
-        board, pieces = position.board, position.pieces
+    def _check_throw(self, piece_map, seat, action, refuse) -> Action:
+        board, pieces = piece_map.board, piece_map.pieces
         start, end = board.name(action.start), board.name(action.end)
         if action.start == action.end:
             raise refuse(f"FROM and TO are both {start}; {NOTATION}")
-        self._check_own_stone(position, seat, action.start, refuse)
+        self._check_own_stone(piece_map, seat, action.start, refuse)
         direction = line_direction(action.start, action.end)
         if direction is None:
             raise refuse(
@@ -347,7 +347,7 @@ class Uknight(BaseGame):
             if symbol is not None and OWNER[symbol] != seat:
                 raise refuse(
                     f"the path is blocked: the axe stops at the first opponent piece, "
-                    f"{self._piece(position, cell)} on {board.name(cell)}, and cannot go past it"
+                    f"{self._piece(piece_map, cell)} on {board.name(cell)}, and cannot go past it"
                 )
         target = pieces.get(action.end)
         if target is None:
@@ -357,22 +357,22 @@ class Uknight(BaseGame):
                 f"the axe cannot stop on your own {self._kind(target)} on {end}: it passes "
                 "over your pieces and stops on a vacant cell or an opponent piece"
             )
-        if target.isupper() and position.phase == 1:
+        if target.isupper() and piece_map.phase == 1:
             raise refuse(
-                f"in phase 1 an axe cannot take a double ({self._piece(position, action.end)} "
+                f"in phase 1 an axe cannot take a double ({self._piece(piece_map, action.end)} "
                 f"on {end}); doubles can be taken from phase 2 on, which begins when "
                 f"{PHASE_TWO_AXES[board.size]} axes are on the board"
             )
         return Action("throw", action.end, action.start, captures=True)
 
     @staticmethod
-    def _check_own_stone(position, seat, cell, refuse):
-        symbol, name = position.pieces.get(cell), position.board.name(cell)
+    def _check_own_stone(piece_map, seat, cell, refuse):
+        symbol, name = piece_map.pieces.get(cell), piece_map.board.name(cell)
         if symbol is None:
             raise refuse(f"there is no {COLOURS[seat]} stone on {name}")
         if OWNER[symbol] != seat:
             raise refuse(
-                f"{name} holds {Uknight._piece(position, cell)}, not a {COLOURS[seat]} stone"
+                f"{name} holds {Uknight._piece(piece_map, cell)}, not a {COLOURS[seat]} stone"
             )
 
     @staticmethod
@@ -380,8 +380,8 @@ class Uknight(BaseGame):
         return "double" if symbol.isupper() else "stone"
 
     @staticmethod
-    def _piece(position, cell) -> str:
-        symbol = position.pieces[cell]
+    def _piece(piece_map, cell) -> str:
+        symbol = piece_map.pieces[cell]
         return f"a {COLOURS[OWNER[symbol]]} {Uknight._kind(symbol)}"
 
     @staticmethod
@@ -435,29 +435,27 @@ class Uknight(BaseGame):
     # -- display -----------------------------------------------------------------------
 
     def status_line(self, state) -> str:
-        position = Position(state)
-        counts = f"White {position.axes(WHITE)}, Black {position.axes(BLACK)}"
-        threshold = PHASE_TWO_AXES[position.board.size]
+        piece_map = PieceMap(state)
+        counts = f"White {piece_map.axes(WHITE)}, Black {piece_map.axes(BLACK)}"
+        threshold = PHASE_TWO_AXES[piece_map.board.size]
         if state["phase"] == 1:
-            return f"Phase 1, axes {position.axes()} of {threshold} ({counts})"
-        return (
-            f"Phase 2 (began with {threshold} axes on the board), axes {position.axes()} ({counts})"
-        )
+            return f"Phase 1, axes {piece_map.axes()} of {threshold} ({counts})"
+        return f"Phase 2 (began with {threshold} axes on the board), axes {piece_map.axes()} ({counts})"
 
     def picture(self, state) -> str:
-        position = Position(state)
+        piece_map = PieceMap(state)
         last = state["last"]
-        marks = [] if last is None else [position.board.parse(name) for name in last["cells"]]
-        return position.board.draw(position.pieces, marks=marks)
+        marks = [] if last is None else [piece_map.board.parse(name) for name in last["cells"]]
+        return piece_map.board.draw(piece_map.pieces, marks=marks)
 
     def drawing(self, state, perspective, last_move):
         """Open information: every reader sees the same picture. The legend carries the
         status line of the text board (phase and axes)."""
-        position = Position(state)
-        picture = hex_picture(position.board)
+        piece_map = PieceMap(state)
+        picture = hex_picture(piece_map.board)
         radius = picture.piece_radius
         pieces = []
-        for cell, symbol in position.pieces.items():
+        for cell, symbol in piece_map.pieces.items():
             seat = OWNER[symbol]
             shape = "square" if symbol in DOUBLE else "disc"
             letter = PIECE_LETTERS[seat]
@@ -466,9 +464,9 @@ class Uknight(BaseGame):
                 drawing.Piece(x, y, radius, PIECE_FILLS[seat], letter, LETTER_COLOURS[seat], shape)
             )
         named = [] if last_move is None else CANONICAL_CELL_RE.findall(last_move)
-        marked = [position.board.parse(name) for name in named]
+        marked = [piece_map.board.parse(name) for name in named]
         return drawing.Drawing(
-            board=picture.board,
+            backdrop=picture.backdrop,
             pieces=tuple(pieces),
             highlights=tuple(drawing.highlight(picture.hexagons[cell]) for cell in marked),
             legend="W B: White, Black; disc: stone, square: double (a stone with an axe); "

@@ -22,7 +22,7 @@ def parse_addresses(ctx, tokens) -> list[str]:
         if not ctx.request.sender:
             ctx.abort("Give at least one address: nobody sent this command by mail")
         tokens = [ctx.request.sender]
-    addresses = []
+    addresses: list[str] = []
     for token in tokens:
         try:
             address = checked_address(token)

@@ -79,7 +79,7 @@ def rewards(outcome: Outcome, seats: int) -> list[float]:
     return [1 / len(share) if seat in share else 0.0 for seat in range(seats)]
 
 
-def wins(outcome: Outcome | None, seat: int) -> bool:
+def wins(outcome: Outcome | None, seat: int | None) -> bool:
     return outcome is not None and outcome.winners == (seat,)
 
 
@@ -163,7 +163,7 @@ def search(
     if knowledge.root_moves is not None:
         moves = knowledge.root_moves(engine, moves, deadline)
     # The search stops early enough to leave the rest of the budget to the safety check.
-    search_deadline = None if deadline is None else started + budget.seconds * SEARCH_SHARE
+    search_deadline = None if budget.seconds is None else started + budget.seconds * SEARCH_SHARE
     root = _Node(None, None, None)
     root.untried = _expansion_order(engine, moves, rng, knowledge)
     playouts = 0
@@ -181,8 +181,9 @@ def search(
     unexplored += [move for move in moves if move not in listed]
     # Safe against every later seat if any move is, else safe against the next seat.
     checks = [lambda move: is_safe(engine, move, deadline)]
-    if knowledge.can_win is not None and seats > 2:
-        checks.insert(0, lambda move: is_safe(engine, move, deadline, (seats, knowledge.can_win)))
+    can_win = knowledge.can_win
+    if can_win is not None and seats > 2:
+        checks.insert(0, lambda move: is_safe(engine, move, deadline, (seats, can_win)))
     for safe in checks:
         for child in ranked:
             if safe(child.move):

@@ -85,7 +85,7 @@ class Ratings(Repository):
         if rated_only:
             sql += " AND r.rated = 1"
         results = self._records(ResultRecord, sql + " ORDER BY r.id", (game,))
-        by_result = {}
+        by_result: dict[int, list[ResultSeatRecord]] = {}
         for result_id, seat, userid, score in self.conn.execute(
             "SELECT rs.result_id, rs.seat, rs.userid, rs.score FROM result_seats rs "
             "JOIN results r ON r.id = rs.result_id WHERE r.game = ? ORDER BY rs.result_id, rs.seat",

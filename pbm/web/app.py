@@ -4,6 +4,7 @@ database connection per server thread (docs/spec/server.md §11.8)."""
 import logging
 import threading
 from importlib.resources import files
+from typing import NoReturn
 from urllib.parse import parse_qs
 
 from ..clock import now
@@ -40,7 +41,7 @@ STYLESHEET = files(__package__).joinpath("static", "pbm.css").read_bytes()
 FAVICON = files(__package__).joinpath("static", "favicon.png").read_bytes()
 
 
-def not_found(what: str = "There is no such page here."):
+def not_found(what: str = "There is no such page here.") -> NoReturn:
     raise pages.PageError(404, what)
 
 

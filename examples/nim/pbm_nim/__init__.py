@@ -2,16 +2,20 @@
 
 Heaps of 1, 3, 5 (7, 9) stones; a turn takes one or more stones from one heap. Whoever
 takes the last stone wins, or loses with -misere. A move is the heap's letter and the
-number of stones taken: "b2" takes two stones from heap b.
+number of stones taken: "b2" takes two stones from heap b. The board has a picture, and
+a robot plays it.
 """
 
+import functools
 import re
 
-from pbm import hookimpl
+from pbm import drawing, hookimpl
 from pbm.game import BaseGame, Flag, MoveError, Number
 
 HEAP_SIZES = (1, 3, 5, 7, 9)
 MOVE_RE = re.compile(r"([a-z])\s*([0-9]{1,3})")
+SIDE = 80  # px of a heap's cell in the picture
+MARGIN = 24  # px around the cells, where the letters stand
 
 
 def letter(heap: int) -> str:
@@ -91,7 +95,47 @@ class Nim(BaseGame):
         """(letter, stones drawn, count) of every heap, for templates/board.txt."""
         return [(letter(h), " ".join("o" * size), size) for h, size in enumerate(state["heaps"])]
 
+    def drawing(self, state, perspective, last_move):
+        """Every heap a cell with its count on a disc; the heap of the last move marked.
+        Nothing is hidden, so every perspective sees the same picture."""
+        heaps = state["heaps"]
+        backdrop = heaps_backdrop(len(heaps))
+        pieces = tuple(
+            drawing.Piece(*heap_centre(heap), SIDE * 0.3, drawing.ORANGE, str(size))
+            for heap, size in enumerate(heaps)
+        )
+        marked = [] if last_move in (None, "pass") else [ord(last_move[0]) - ord("a")]
+        highlights = tuple(drawing.highlight(heap_cell(heap)) for heap in marked)
+        return drawing.Drawing(backdrop, pieces, highlights, legend="The number: stones left")
+
+
+def heap_cell(heap: int) -> tuple[drawing.Point, ...]:
+    return drawing.square(MARGIN + heap * SIDE, MARGIN, SIDE)
+
+
+def heap_centre(heap: int) -> drawing.Point:
+    return MARGIN + (heap + 0.5) * SIDE, MARGIN + SIDE / 2
+
+
+@functools.cache  # one Backdrop per number of heaps: the core caches what it draws of it
+def heaps_backdrop(heaps: int) -> drawing.Backdrop:
+    cells = tuple(drawing.Polygon(heap_cell(heap), drawing.CELL) for heap in range(heaps))
+    labels = tuple(
+        drawing.Text(heap_centre(heap)[0], y, letter(heap), 14)
+        for heap in range(heaps)
+        for y in (MARGIN / 2, MARGIN * 1.5 + SIDE)
+    )
+    return drawing.Backdrop(2 * MARGIN + heaps * SIDE, 2 * MARGIN + SIDE, cells, labels=labels)
+
 
 @hookimpl
 def register_games(register):
     register(Nim())
+
+
+@hookimpl
+def register_robots(register):
+    # deferred: a mail about a game never needs the search, only robot work does
+    from pbm.robots import Robot
+
+    register(Robot(game="nim", name="mcts", description="Monte Carlo tree search on Nim's rules"))

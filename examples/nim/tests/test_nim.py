@@ -1,14 +1,25 @@
-"""Nim's own tests: the conformance checks of pbm.testing, then the rules one by one.
+"""Nim's own tests: the conformance checks of pbm.testing, the rules one by one, the
+picture, the robot, and a game by mail with pbm.testing.mail's harness.
 
 Run them with the distribution installed (`pip install -e .`), so that pbm finds the game
 and its templates through the entry point, as a server does.
 """
 
-import pytest
-from pbm_nim import Nim
+import io
+import random
 
+import pytest
+from click.testing import CliRunner
+from pbm_nim import SIDE, Nim
+from PIL import Image, ImageColor
+
+from pbm.cli import cli
+from pbm.drawing import CELL, HIGHLIGHT, ORANGE
 from pbm.game import MoveError, OptionError
+from pbm.pictures import board_png, picture_size
+from pbm.robots import Budget, get_robots
 from pbm.testing import check_game, play, random_game
+from pbm.testing.mail import Harness, body_of
 
 game = Nim()
 
@@ -100,3 +111,54 @@ def test_the_help_lists_the_options():
 def test_random_games_end_with_a_winner(seed):
     moves, state = random_game(game, game.parse_options({"heaps": "5"}, 2), 2, seed)
     assert len(moves) <= 25 and game.outcome(state) is not None
+
+
+# -- the picture ----------------------------------------------------------------------------
+
+
+def test_the_picture_shows_every_heap_and_marks_the_last_move():
+    state = play(game, game.parse_options({}, 2), 2, 0, ["c2"])
+    picture = game.drawing(state, None, "c2")
+    assert [piece.label for piece in picture.pieces] == ["1", "3", "3"]
+    image = Image.open(io.BytesIO(board_png(game, state, None, "c2"))).convert("RGB")
+    assert image.size == picture_size(picture)
+    for heap, piece in enumerate(picture.pieces):
+        beside_the_count = (round(piece.x - piece.radius * 0.7), round(piece.y))
+        assert image.getpixel(beside_the_count) == ImageColor.getrgb(ORANGE)
+        corner = (round(piece.x - SIDE * 0.4), round(piece.y - SIDE * 0.4))
+        cell = HIGHLIGHT if heap == 2 else CELL
+        assert image.getpixel(corner) == ImageColor.getrgb(cell), f"heap {heap}"
+
+
+# -- the robot ------------------------------------------------------------------------------
+
+
+def test_the_robot_takes_the_last_stones_when_it_can():
+    robot = get_robots()[("nim", "mcts")]
+    state = play(game, game.parse_options({}, 2), 2, 0, ["a1", "b3"])
+    choice = robot.choose(game.engine(state), 2, Budget(playouts=100), random.Random(1))
+    assert choice.move == "c5"
+
+
+# -- by mail, with the harness pbm ships ----------------------------------------------------
+
+
+@pytest.fixture
+def harness(tmp_path, monkeypatch):
+    monkeypatch.setenv("PBM_HOME", str(tmp_path / "home"))
+    return Harness(tmp_path / "home")
+
+
+def test_a_game_by_mail_against_the_robot(harness):
+    home = str(harness.home)
+    robot = CliRunner().invoke(cli, ["--home", home, "robots", "add", "nimbot", "nim", "mcts"])
+    assert robot.exit_code == 0, robot.output
+    harness.signup("alice")
+    harness.ok("nim challenge alice nimbot -heaps=2", sender="alice@example.org")
+    harness.ok("nim move 101 alice secret a1", sender="alice@example.org")
+    again = harness.refused("nim move 101 alice secret b1", sender="alice@example.org")
+    assert "It is not your move" in again
+    moved = CliRunner().invoke(cli, ["--home", home, "robots", "run"])
+    assert "nim move 101 nimbot <robot> b3#2" in moved.output
+    [*_, last] = harness.new_mails("alice@example.org")
+    assert "Game won by nimbot." in body_of(last)

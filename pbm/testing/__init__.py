@@ -1,19 +1,31 @@
-"""Conformance checks every game plugin's tests run (docs/spec/server.md §10.4)."""
+"""Conformance checks every game plugin's tests run (docs/spec/server.md §10.4).
+
+pbm.testing.mail, a module of its own, plays games by mail on a server home of the test's:
+importing these checks does not import the server."""
 
 import json
 import random
+from collections.abc import Iterable, Sequence
 
-from .game import RESERVED_MOVE_WORDS, MoveError, OptionError
+from ..game import RESERVED_MOVE_WORDS, BaseGame, MoveError, OptionError, Options, RawOptions, State
+
+__all__ = ["BAD_MOVES", "check_game", "check_rendering", "check_state", "play", "random_game"]
 
 MAX_LINE = 76
 BAD_MOVES = ("", "zz", "-", "#", "a1-a1-a1-a1", "x" * 70, "\x00", "é9", "99-99")
 
 
-def _frozen(state) -> str:
+# A sample game of check_game: (raw challenge options, players, move texts).
+SampleGame = tuple[RawOptions, int, Sequence[str]]
+
+
+def _frozen(state: State) -> str:
     return json.dumps(state, sort_keys=True)
 
 
-def check_rendering(game, state, seats):
+def check_rendering(game: BaseGame, state: State, seats: int) -> None:
+    """The board of every perspective (spectator and each seat) fits a mail: no blank lines
+    at either end, lines of at most 76 printable ASCII characters."""
     for perspective in [None, *range(seats)]:
         text = game.render_board(state, perspective)
         assert text == text.strip("\n"), "no leading or trailing blank lines"
@@ -23,11 +35,11 @@ def check_rendering(game, state, seats):
             assert all(32 <= ord(c) < 127 for c in line), f"non-ASCII board line {line!r}"
 
 
-def check_state(state):
+def check_state(state: State) -> None:
     assert json.loads(json.dumps(state)) == state, "states must be plain JSON values"
 
 
-def play(game, options, players, seed, moves):
+def play(game: BaseGame, options: Options, players: int, seed: int, moves: Iterable[str]) -> State:
     """Apply move texts in turn order, checking the contract at every step; the final state."""
     state = game.initial_state(options, players, seed)
     check_state(state)
@@ -50,7 +62,11 @@ def play(game, options, players, seed, moves):
     return state
 
 
-def check_game(game, sample_games, bad_options=({"no_such_option": True},)):
+def check_game(
+    game: BaseGame,
+    sample_games: Iterable[SampleGame],
+    bad_options: Iterable[RawOptions] = ({"no_such_option": True},),
+) -> None:
     """sample_games: (raw options, players, move texts) triples, each a legal game prefix."""
     for raw, players, moves in sample_games:
         options = game.parse_options(raw, players)
@@ -81,11 +97,13 @@ def check_game(game, sample_games, bad_options=({"no_such_option": True},)):
             raise AssertionError(f"parse_options accepted {raw!r}")
 
 
-def random_game(game, options, players, seed, max_plies=2000):
+def random_game(
+    game: BaseGame, options: Options, players: int, seed: int, max_plies: int = 2000
+) -> tuple[list[str], State]:
     """Play random legal moves until the game ends or max_plies: (move texts, final state)."""
     rng = random.Random(seed)
     state = game.initial_state(options, players, seed)
-    moves = []
+    moves: list[str] = []
     while len(moves) < max_plies:
         seat = game.to_move(state)
         if seat is None:
