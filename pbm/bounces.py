@@ -265,7 +265,8 @@ def working_addresses(store, addresses) -> list[str]:
 
 
 def reachability_lines(store, userids) -> list[str]:
-    """Board mail lines about seat holders pbm cannot mail at every address (§5.4)."""
+    """Board mail lines about seat holders pbm cannot mail at every address
+    (docs/spec/server.md §5.9)."""
     counts = store.delivery.failing_counts(userids)
     lines = []
     for userid in dict.fromkeys(userids):

@@ -150,8 +150,8 @@ def _may_nag(last_nag_at, last_move_at, now) -> bool:
 
 
 def _nag(ctx, board, userid, text, report):
-    """The nag mail (docs/spec/server.md §5.8); none to a player who turned this board's
-    nags off, or whom no address reaches (§5.9)."""
+    """The nag mail (docs/spec/server.md §5.8, §5.9, §5.10); none to a player who turned
+    this board's nags off, or whom no address reaches."""
     if ctx.store.delivery.nags_off(board.id, userid):
         report.append(f"{board.title_name}: no nag to {userid} (turned off)")
         return

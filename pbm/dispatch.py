@@ -833,7 +833,8 @@ class Context:
         """A mail to a user's addresses; about `board`, it joins the board's thread and, on
         one they play on and with `token`, can be answered by a reply (docs/spec/server.md
         §11.3). A mail of a `stream` the user did not ask for directly (nag, digest,
-        subscription, notify) carries List-Unsubscribe for it (§5.10)."""
+        subscription, notify) carries List-Unsubscribe for it (docs/spec/server.md
+        §5.10)."""
         if self.store.robots.is_robot(userid):
             return  # a robot reads the board, not mail (docs/spec/server.md §11.7)
         addresses = addresses if addresses is not None else self.store.users.addresses(userid)

@@ -1,6 +1,6 @@
-"""Mail to the server's service addresses, which carry no command: bounces to the VERP
-sender of our mail (bounces.py, docs/spec/server.md §5.9) and List-Unsubscribe requests by
-mail (unsubscribe.py, §5.10). Imported by every mail, so it only looks at the recipients;
+"""Mail to the server's service addresses, which carry no command (docs/spec/server.md
+§5.9, §5.10): bounces to the VERP sender of our mail (bounces.py) and List-Unsubscribe
+requests by mail (unsubscribe.py). Imported by every mail, so it only looks at the recipients;
 the modules that act are loaded for the mails that need them."""
 
 BOUNCE_MARK = "+bounce-"
