@@ -180,6 +180,49 @@ def test_a_fixed_bounce_address_still_replaces_every_envelope_sender(harness, re
     assert {sender for sender, _, _ in relay.envelopes} == {"bounces@pbm.example"}
 
 
+class DropsTheSecondSender(Recorder):
+    """A relay that hangs up (421) at the second MAIL FROM of a connection."""
+
+    def __init__(self):
+        super().__init__()
+        self.dropped = False
+
+    async def handle_MAIL(self, server, session, envelope, address, mail_options):
+        session.senders = getattr(session, "senders", 0) + 1
+        if session.senders == 2 and not self.dropped:
+            self.dropped = True
+            server.transport.close()
+            return "421 4.3.0 closing"
+        envelope.mail_from = address
+        return "250 OK"
+
+
+def test_a_connection_lost_between_two_recipients_retries_only_the_second(harness, clock):
+    at_day(clock, 0)
+    port = free_port()
+    relay = DropsTheSecondSender()
+    controller = Controller(relay, hostname="127.0.0.1", port=port)
+    controller.start()
+    try:
+        harness.configure(SETTINGS + f"[smtp]\nhost = 127.0.0.1\nport = {port}\n")
+        harness.signup("alice")
+        harness.ok("add alice secret alice@work.example", sender="alice@example.org")
+        relay.dropped = False
+
+        def digest_setting_mails():
+            return [rcpts for _, rcpts, content in relay.envelopes if b"Digest on" in content]
+
+        harness.ok("digest alice secret on", sender="alice@example.org")
+        assert digest_setting_mails() == [["alice@example.org"]]
+        [row] = [r for r in store_rows(harness) if r.kind == "settings"]
+        assert row.recipients == ["alice@work.example"] and row.status == "pending"
+        at_day(clock, 0, hour=13)
+        CliRunner().invoke(cli, ["--home", str(harness.home), "outbox", "flush"])
+        assert digest_setting_mails() == [["alice@example.org"], ["alice@work.example"]]
+    finally:
+        controller.stop()
+
+
 @pytest.fixture(scope="module")
 def config(tmp_path_factory):
     """One home for the property tests, which hypothesis runs many times over."""
