@@ -18,6 +18,8 @@
    (bench/htmlmail.py).
 7. The web view (bench/web.py): requests per second of a board page with 100,000 boards,
    next to the stylesheet from the same server.
+8. Delivery (bench/delivery.py): a bounce through mail_handler.py next to a move mail, and
+   a move over SMTP with VERP senders next to one envelope sender a mail.
 
 Options: --quick (smaller numbers, for a smoke run), --markdown FILE (write the figures),
 --only SECTIONS, --base CHECKOUT (sections 1 and cpu: that checkout measured alongside).
@@ -45,6 +47,7 @@ sys.path.insert(0, str(ROOT))
 
 # bench/, the script's own folder, leads sys.path: its modules import by their names.
 from click.testing import CliRunner  # noqa: E402
+from delivery import delivery  # noqa: E402
 from engines import engines  # noqa: E402
 from fixtures import LIMITS, populate  # noqa: E402
 from htmlmail import html_mail  # noqa: E402
@@ -613,7 +616,8 @@ def main():
     parser.add_argument("--markdown")
     parser.add_argument(
         "--only",
-        help="comma-separated: pipe, cpu, serve, scaling, engines, pictures, htmlmail, web",
+        help="comma-separated: pipe, cpu, serve, scaling, engines, pictures, htmlmail, web, "
+        "delivery",
     )
     parser.add_argument(
         "--base", help="another checkout (the code before a change) measured beside this one"
@@ -626,7 +630,7 @@ def main():
     print(f"machine: {machine()}", flush=True)
     with tempfile.TemporaryDirectory(prefix="pbm-bench-") as tmp:
         work = Path(tmp)
-        wanted = args.only or "pipe,cpu,serve,scaling,engines,pictures,htmlmail,web"
+        wanted = args.only or "pipe,cpu,serve,scaling,engines,pictures,htmlmail,web,delivery"
         base = Path(args.base).resolve() if args.base else None
         if "pipe" in wanted:
             per_message_cost(work, 15 if args.quick else 31, base)
@@ -650,6 +654,8 @@ def main():
             html_mail(report, args.quick)
         if "web" in wanted:
             web(report, args.quick)
+        if "delivery" in wanted:
+            delivery(report, args.quick)
     if args.markdown:
         write_markdown(Path(args.markdown))
 

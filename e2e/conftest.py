@@ -14,6 +14,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -30,8 +31,12 @@ SERVER_DOMAIN = "games.example.org"
 SERVER = f"pbm@{SERVER_DOMAIN}"
 PLAYER_DOMAIN = "players.test"
 PLAYERS = ("alice", "bob")
+MAILBOXES = (*PLAYERS, "carol")  # carol plays in test_signed_mail.py
 POSTFIX_FILES = ("main.cf", "master.cf", "transport", "transport.db")
-PACKAGES = ("postfix", "cron", "python3-venv")
+PACKAGES = ("postfix", "cron", "python3-venv", "opendkim", "opendkim-tools")
+DKIM_KEYS = Path("/etc/dkimkeys")
+DKIM_RECORD = DKIM_KEYS / "pbm.txt"
+OPENDKIM_PID = Path("/run/opendkim/opendkim.pid")
 NOBODY = 65534
 # Long enough for a slow machine; the busy timeout of the database alone is 30 seconds.
 DELIVERY_DEADLINE_SECONDS = 180
@@ -201,12 +206,27 @@ def _stop_process(pid: int):
     os.kill(pid, signal.SIGKILL)
 
 
+def _stop_daemon(pid_file: str):
+    """Stop the daemon whose pid the file holds (OpenDKIM), and wait for it to go."""
+    try:
+        pid = int(Path(pid_file).read_text().split()[0])
+        os.kill(pid, signal.SIGTERM)
+    except (OSError, ValueError, IndexError):
+        return
+    for _ in range(300):
+        if not Path(f"/proc/{pid}").exists():
+            return
+        time.sleep(0.1)
+    os.kill(pid, signal.SIGKILL)
+
+
 UNDO = {
     "restore": lambda path, backup: shutil.copy2(backup, path),
     "remove": lambda path: Path(path).unlink(missing_ok=True),
     "remove tree": lambda path: shutil.rmtree(path, ignore_errors=True),
     "run": lambda *argv: run(*argv, check=False),
     "stop process": _stop_process,
+    "stop daemon": _stop_daemon,
 }
 
 
@@ -252,7 +272,7 @@ def mail_host():
         run("postconf", "-F", "*/*/chroot = n")
         MAILDIRS.mkdir()
         os.chown(MAILDIRS, NOBODY, NOBODY)
-        (WORK / "mailboxes").write_text("".join(f"{p}@{PLAYER_DOMAIN} {p}/\n" for p in PLAYERS))
+        (WORK / "mailboxes").write_text("".join(f"{p}@{PLAYER_DOMAIN} {p}/\n" for p in MAILBOXES))
         MAILLOG.touch()
         run("postfix", "check")
 
@@ -266,11 +286,35 @@ def mail_host():
         journal.add("run", "postfix", "stop")
         run("postfix", "start")
         run("sh", str(INSTALL_DIR / "deploy" / "postfix.sh"))
+        sign_with_opendkim(journal)
         yield journal
     finally:
         failures = journal.undo()
         if failures:
             print("cleanup failed:", *failures, sep="\n  ")
+
+
+def sign_with_opendkim(journal):
+    """deploy/dkim.sh as the README says, then OpenDKIM started as its unit would (this
+    host may have no systemd), stopped at the end before its files go."""
+    keep_file(Path("/etc/opendkim.conf"), journal)
+    for name in ("pbm.private", "pbm.txt"):
+        journal.add("remove", str(DKIM_KEYS / name))
+    run("sh", str(INSTALL_DIR / "deploy" / "dkim.sh"))
+    if not OPENDKIM_PID.parent.exists():
+        journal.add("remove tree", str(OPENDKIM_PID.parent))
+        run("install", "-d", "-o", "opendkim", "-g", "opendkim", str(OPENDKIM_PID.parent))
+    journal.add("stop daemon", str(OPENDKIM_PID))
+    run("opendkim", "-x", "/etc/opendkim.conf")
+    wait_for(lambda: not port_is_free(8891), "OpenDKIM to listen on 127.0.0.1:8891", 30)
+
+
+def dkim_public_record() -> bytes:
+    """The DKIM record the milter's key asks for, as DNS would give it (no DNS here)."""
+    sys.path.insert(0, str(ROOT))
+    from pbm.dnsrecords import public_key_value
+
+    return f"v=DKIM1; k=rsa; p={public_key_value(DKIM_RECORD.read_text())}".encode()
 
 
 def _user_exists(name: str) -> bool:

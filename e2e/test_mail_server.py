@@ -5,6 +5,7 @@ The tests run in file order on one installation (see conftest.py)."""
 
 import email
 import email.policy
+import re
 import shlex
 import smtplib
 import subprocess
@@ -12,6 +13,7 @@ import sys
 from email.message import EmailMessage
 from email.utils import make_msgid, parseaddr, parsedate_to_datetime
 
+import dkim
 import pytest
 from conftest import (
     INSTALL_DIR,
@@ -24,6 +26,7 @@ from conftest import (
     SERVER,
     SERVER_DOMAIN,
     as_pbm,
+    dkim_public_record,
     run,
     wait_for,
 )
@@ -62,10 +65,16 @@ class Mailboxes:
             paths = self.unseen(player)
             self.seen.update(paths)
             self.total[player] += len(paths)
-            got[player] = [
-                email.message_from_bytes(p.read_bytes(), policy=email.policy.default) for p in paths
-            ]
+            got[player] = [read_mail(p) for p in paths]
         return got
+
+
+def read_mail(path):
+    """A delivered mail, parsed, with the bytes as they arrived (a signature covers those)."""
+    raw = path.read_bytes()
+    mail = email.message_from_bytes(raw, policy=email.policy.default)
+    mail.raw_bytes = raw
+    return mail
 
 
 @pytest.fixture(scope="session")
@@ -98,12 +107,19 @@ def send(player, subject, body="", to=SERVER):
     return message
 
 
-def assert_sane(reply, player):
-    """What a player's mail program sees: from the server, to them, delivered once by Postfix."""
+VERP = re.compile(rf"<pbm\+bounce-[a-z2-7]{{24}}@{re.escape(SERVER_DOMAIN)}>")
+
+
+def assert_sane(reply, player, answer=False):
+    """What a player's mail program sees: from the server, to them, delivered once by
+    Postfix, signed by the milter for the From domain. A direct `answer` to a command comes
+    from the null sender (RFC 3834), every other mail from its own VERP bounce address."""
     assert parseaddr(reply["From"])[1] == SERVER
     assert parseaddr(reply["To"])[1] == ADDRESS[player]
     assert reply.get_all("Delivered-To") == [ADDRESS[player]]
-    assert reply.get_all("Return-Path") == ["<>"]  # the server's automatic mail bounces nowhere
+    [return_path] = reply.get_all("Return-Path")
+    assert return_path == "<>" if answer else VERP.fullmatch(return_path), return_path
+    assert_dkim_signed(reply)
     assert any("(Postfix" in received for received in reply.get_all("Received"))
     assert reply["Message-ID"].endswith(f"@{SERVER_DOMAIN}>")
     assert parsedate_to_datetime(reply["Date"]) is not None
@@ -119,6 +135,18 @@ def assert_sane(reply, player):
         assert picture.get_payload(decode=True).startswith(b"\x89PNG\r\n\x1a\n")
     else:
         assert reply.get_content_type() == "text/plain"
+
+
+def assert_dkim_signed(mail):
+    """The signature holds for the key the milter was given, and its d= is the From domain
+    (DMARC alignment); the verifier gets the record from us, not from DNS."""
+    raw = mail.raw_bytes
+    assert dkim.verify(raw, dnsfunc=lambda name, timeout=5: dkim_public_record()), raw[:2000]
+    tags = dict(
+        part.strip().split("=", 1) for part in str(mail["DKIM-Signature"]).split(";") if "=" in part
+    )
+    assert "".join(tags["d"].split()) == parseaddr(mail["From"])[1].rpartition("@")[2]
+    assert "".join(tags["s"].split()) == "pbm"
 
 
 def text_of(mail) -> str:
@@ -237,7 +265,7 @@ def test_a_whole_game_through_the_pipe_transport(mail_host, mailboxes):
         assert reply["Subject"] == f"Account {player} created"
         assert reply["In-Reply-To"] == message["Message-ID"]
         assert PASSWORDS[player] not in text_of(reply)
-        assert_sane(reply, player)
+        assert_sane(reply, player)  # account mail, to the account's addresses: VERP
     play_game(mail_host, mailboxes, 101, ("to=<pbm@", "relay=pbm,", "status=deferred"))
     wait_for(queue_is_empty, "an empty mail queue")
 
@@ -326,7 +354,7 @@ def test_the_pipes_of_the_pbm_user_work_without_a_transport(mail_host, mailboxes
     try:
         command = send("alice", "knightpanic show 102")
         [reply] = mailboxes.take({"alice": 1})["alice"]
-        assert_sane(reply, "alice")
+        assert_sane(reply, "alice", answer=True)
         assert reply["In-Reply-To"] == command["Message-ID"]
         assert "102" in reply["Subject"] and "Game won by alice." in text_of(reply)
 

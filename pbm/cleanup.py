@@ -5,6 +5,7 @@ import logging
 from datetime import timedelta
 
 from .boards import VOTE_NAMES, Board
+from .bounces import TEMPORARY_WINDOW, unreachable
 from .clock import DAY, parse_stamp, show_time, stamp
 from .mailout import flush
 from .replies import reply_address
@@ -104,7 +105,7 @@ def _clean_board(ctx, board_id, mode, report):
                     f"{board.title_name}. If you do not answer by {show_time(deadline)}, you will "
                     "accept it automatically."
                 )
-                _nag(ctx, board, userid, text)
+                _nag(ctx, board, userid, text, report)
                 nagged.append(userid)
         if nagged:
             ctx.store.votes.set_nagged(board.id, stamp(now))
@@ -134,7 +135,7 @@ def _clean_board(ctx, board_id, mode, report):
             f"{(now - last_move).days} days. If you do not move by "
             f"{show_time(idle_since + forfeit_after)}, you will forfeit."
         )
-        _nag(ctx, board, userid, text)
+        _nag(ctx, board, userid, text, report)
         ctx.store.boards.set_nagged(board.id, stamp(now))
         report.append(f"{board.title_name}: nag to {userid}")
 
@@ -148,7 +149,15 @@ def _may_nag(last_nag_at, last_move_at, now) -> bool:
     return now - parse_stamp(last_nag_at) >= DAY
 
 
-def _nag(ctx, board, userid, text):
+def _nag(ctx, board, userid, text, report):
+    """The nag mail (docs/spec/server.md §5.8, §5.9, §5.10); none to a player who turned
+    this board's nags off, or whom no address reaches."""
+    if ctx.store.delivery.nags_off(board.id, userid):
+        report.append(f"{board.title_name}: no nag to {userid} (turned off)")
+        return
+    if unreachable(ctx.store, userid):
+        report.append(f"{board.title_name}: no nag to {userid} (unreachable)")
+        return
     title = f"Nag of {board.title_name}"
     summary, html = ctx.board_mail(
         board,
@@ -160,7 +169,7 @@ def _nag(ctx, board, userid, text):
     )
     body = ctx.render("mail/nag.txt", text=text, summary=summary)
     subject = ctx.thread_subject(board, userid, f"Nag: {board.title_name} {userid}")
-    ctx.mail_user(userid, subject, body, "nag", board=board, html=html)
+    ctx.mail_user(userid, subject, body, "nag", board=board, html=html, stream="nag")
 
 
 def _archive(ctx, games, report):
@@ -213,7 +222,7 @@ def _digests(ctx, report):
         ctx.store.users.set_digest_sent(userid, stamp(ctx.now))
         if entries:
             body = ctx.render("mail/digest.txt", userid=userid, entries=entries)
-            ctx.mail_user(userid, f"PBM digest for {userid}", body, "digest")
+            ctx.mail_user(userid, f"PBM digest for {userid}", body, "digest", stream="digest")
             report.append(f"digest to {userid}: {len(entries)} boards")
 
 
@@ -225,6 +234,9 @@ def _prune(ctx, report):
     expired = ctx.store.users.prune_reset_codes(stamp(ctx.now))
     if expired:
         report.append(f"{expired} expired password reset codes pruned")
+    old = ctx.store.delivery.prune_bounces(stamp(ctx.now - TEMPORARY_WINDOW))
+    if old:
+        report.append(f"{old} old bounce reports pruned")
     stale = ctx.store.limits.prune_rate_rows(stamp(ctx.now - 2 * DAY))
     if stale:
         report.append(f"{stale} stale rate-limit rows pruned")

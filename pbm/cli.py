@@ -183,6 +183,11 @@ def check(obj):
         click.echo(f"pbm check: {len(found)} problem(s); mail would be left with the MTA", err=True)
         sys.exit(EX_REFUSED)
     click.echo(f"pbm check: {obj['config'].home} is ready for mail")
+    from .dnsrecords import dns_records
+
+    click.echo("DNS records to publish for the server's mail (docs/delivery.md):")
+    for line in dns_records(obj["config"]):
+        click.echo(f"  {line}")
 
 
 @cli.command()

@@ -51,6 +51,9 @@ DEFAULTS = {
     # base_url is where board mails link to it.
     "web": {"base_url": "", "host": "127.0.0.1", "port": "8080", "threads": "4"},
     "backup": {"dir": "", "keep": "7"},
+    # The DKIM key the MTA's milter signs with, for the DNS records `pbm check` prints
+    # (docs/delivery.md); pbm itself never signs.
+    "dkim": {"selector": "", "public_key": ""},
     "status": {
         "max_queued": "100",
         "max_failed": "0",
@@ -63,6 +66,8 @@ DEFAULTS = {
 NOTES = {
     "mail.html": "on|off: whether new accounts get their board mails with an HTML part "
     "showing the board's picture; each user changes it with `html U P on|off`.",
+    "dkim.public_key": "The public half of the milter's DKIM key: a PEM public key, or "
+    "the <selector>.txt record opendkim-genkey writes; `pbm check` prints the DNS records.",
     "web.base_url": "The http(s) address of the web view: when set, every board mail "
     "links to <base_url>/<game>/<board>.",
 }
@@ -84,6 +89,8 @@ TEXT_KEYS = {
     "web.base_url",
     "mail.html",
     "web.host",
+    "dkim.selector",
+    "dkim.public_key",
 }
 CHOICES = {"smtp.security": ("none", "ssl", "starttls"), "mail.html": ("on", "off")}
 # A base URL: http(s), a host, an optional port and path; no query, fragment, space or quote,

@@ -13,6 +13,7 @@ from dataclasses import replace
 
 from . import commands  # noqa: F401  (the grammar loads each command module on demand)
 from .boards import Board
+from .bounces import clear_on_mail, working_addresses
 from .clock import DAY, HOUR, now, parse_stamp, show_time, stamp
 from .failures import TransientError, is_transient
 from .grammar import GrammarError, mask_unparsed, normalize, parse, with_suggestion
@@ -43,6 +44,7 @@ from .security import (
 from .store import Store
 from .summary import board_context
 from .templating import text_environment
+from .unsubscribe import list_headers, list_id
 
 log = logging.getLogger("pbm.dispatch")
 # Mail a user did not ask for, capped per day so nobody can be mail-bombed through us.
@@ -173,6 +175,9 @@ class Server:
         """Run one request; `early` is an EarlyCheck of its password already under way."""
         if request.key and self.store.limits.inbox_seen(request.key):
             return self._duplicate(request)
+        if request.service is not None:
+            # A bounce or an unsubscribe (servicemail.py): no command, no password.
+            return self._transaction(request, None, {}, request.service.run)
         grant, text = None, request.text
         if request.token is not None:
             reset = self.store.users.reset_by_token(split_token(request.token)[0])
@@ -332,6 +337,7 @@ class Server:
                 if self.store.limits.inbox_seen(request.key):
                     return Result(ok=True, duplicate=True)
                 self.store.limits.inbox_add(request.key, stamp(now()))
+            clear_on_mail(self.store, request.sender)
             ctx = Context(self, request, parsed, checks, grant)
             if not self._over_rate_limit(ctx):
                 work(ctx)
@@ -413,10 +419,15 @@ class Server:
 
     def queue_mails(self, ctx) -> Result:
         result = Result(ok=not ctx.refused)
+        # Addresses that bounce are not mailed (docs/spec/server.md §5.9); the sender's
+        # own mail has just cleared theirs.
+        failing = self.store.delivery.any_failing()
         for mail in ctx.mails:
             if mail.to_sender and ctx.request.operator:
                 result.printed.append(mail)
                 continue
+            if failing and mail.userid is not None and not mail.to_sender:
+                mail.to = working_addresses(self.store, mail.to)
             mail.to = self._within_unconfirmed_cap(ctx, mail)
             if mail.to:
                 row_id = queue(
@@ -817,10 +828,13 @@ class Context:
         token=True,
         headers=None,
         html=None,
+        stream=None,
     ):
         """A mail to a user's addresses; about `board`, it joins the board's thread and, on
         one they play on and with `token`, can be answered by a reply (docs/spec/server.md
-        §11.3)."""
+        §11.3). A mail of a `stream` the user did not ask for directly (nag, digest,
+        subscription, notify) carries List-Unsubscribe for it (docs/spec/server.md
+        §5.10)."""
         if self.store.robots.is_robot(userid):
             return  # a robot reads the board, not mail (docs/spec/server.md §11.7)
         addresses = addresses if addresses is not None else self.store.users.addresses(userid)
@@ -841,15 +855,21 @@ class Context:
                     headers={
                         **(self.reply_headers if token else self.thread_headers)(board, userid),
                         **(headers or {}),
+                        **(self._unsubscribe_headers(userid, stream, board) if stream else {}),
                     },
                 )
             )
 
     def thread_headers(self, board, userid) -> dict:
-        """References to the board's thread for this recipient."""
+        """References to the board's thread for this recipient, and its List-Id."""
         if board is None or board.id is None:
             return {}
-        return {"References": self.thread_root(board, userid)}
+        return {"References": self.thread_root(board, userid), **list_id(self.config, board)}
+
+    def _unsubscribe_headers(self, userid, stream, board) -> dict:
+        if board is None:
+            return list_headers(self, userid, stream)
+        return list_headers(self, userid, stream, board.game.name, board.number)
 
     def reply_headers(self, board, userid) -> dict:
         """References to the board's thread for this recipient; and Reply-To with a fresh
@@ -945,6 +965,7 @@ class Context:
                 board=board,
                 reply=self.sender_is_among(addresses),
                 html=html,
+                stream=None if board.playing_seats_of(userid) else "subscription",
             )
             recipients.extend(addresses)
         if spectator_to_sender and not self.sender_is_among(recipients):
@@ -959,7 +980,9 @@ class Context:
                 context = self.board_context(board, None, title=title)
                 context["comments"] = []
                 body, html = self.board_mail(board, userid, context)
-                self.mail_user(userid, title, body, "notify", board=board, html=html)
+                self.mail_user(
+                    userid, title, body, "notify", board=board, html=html, stream="notify"
+                )
 
     def _announce_removal(self, board):
         game = board.game

@@ -181,7 +181,7 @@ def send_alert(home: Path, subject: str, body: str) -> None:
     mail = Mail(kind="operator", to=[operator], subject=subject, body=body)
     message = compose(config, mail).as_bytes()
     if config.get("smtp.host"):
-        send_smtp(config, config.get("server.bounce_address"), [operator], message)
+        send_smtp(config, [(config.get("server.bounce_address"), [operator])], message)
     else:
         write_maildir(config, f"alert-{int(time.time() * 1000)}-{os.getpid()}.pbm", message)
 

@@ -25,6 +25,7 @@ from .bounds import (
 )
 from .headers import MESSAGE_ID_RE, HeaderError, checked_address, message_id_token
 from .request import Request
+from .servicemail import service_mail
 
 MAX_COMMENT_LINES = 100
 MAX_COMMENT_CHARS = 8000
@@ -270,19 +271,24 @@ def parse_bounded(raw: bytes, headers_only: bool):
     return BytesHeaderParser(policy=READING).parsebytes(answer_headers(raw)), problem
 
 
-def reply_token(config, message, envelope_recipients) -> str | None:
-    """The reply token of the address the mail was delivered to: the envelope recipients
-    (the pipe's $ORIGINAL_RECIPIENT or $RECIPIENT, `pbm serve`'s RCPT TO), else the
-    Delivered-To headers the MTA added."""
-    from .replies import token_of_recipient
-
+def delivered_to(message, envelope_recipients) -> list[str]:
+    """The addresses the mail was delivered to: the envelope recipients (the pipe's
+    $ORIGINAL_RECIPIENT or $RECIPIENT, `pbm serve`'s RCPT TO), else the Delivered-To
+    headers the MTA added; ten at most."""
     candidates = list(envelope_recipients or [])
     if not candidates:
         try:
             candidates = [str(v) for v in message.get_all("Delivered-To") or []]
         except Exception:  # a header too broken to decode names no recipient
             candidates = []
-    for recipient in candidates[:10]:
+    return candidates[:10]
+
+
+def reply_token(config, message, envelope_recipients) -> str | None:
+    """The reply token of the address the mail was delivered to (delivered_to)."""
+    from .replies import token_of_recipient
+
+    for recipient in delivered_to(message, envelope_recipients):
         token = token_of_recipient(config, recipient)
         if token is not None:
             return token
@@ -304,6 +310,15 @@ def read_message(
     if envelope_sender is None and message.get("Return-Path") is not None:
         envelope_sender = _header(message, "Return-Path")
     reason = loop_reason(message, envelope_sender, config)
+    service = service_mail(
+        config, message, raw, delivered_to(message, envelope_recipients), not (too_large or problem)
+    )
+    if service is not None:
+        # A bounce or an unsubscribe (docs/spec/server.md §5.9, §5.10): acted on whatever
+        # the loop guard says, answered only where it would answer a command.
+        sender = reply_address(message) if service.answered and not reason else None
+        key = message_key(message_id_of(message), raw)
+        return Request(text="", sender=sender, key=key, service=service), None
     if reason:
         log.info("dropped without answer: %s", reason)
         return None, None

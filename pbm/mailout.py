@@ -154,7 +154,18 @@ class OutgoingMessage:
 FOLD_AT = 78
 LONGEST_PLAIN_WORD = 66  # a longer word is written as encoded words, which can be folded
 STRUCTURED = frozenset(
-    {"from", "to", "reply-to", "date", "message-id", "in-reply-to", "references"}
+    {
+        "from",
+        "to",
+        "reply-to",
+        "date",
+        "message-id",
+        "in-reply-to",
+        "references",
+        "list-id",
+        "list-unsubscribe",
+        "list-unsubscribe-post",
+    }
 )
 
 
@@ -216,8 +227,14 @@ def text_part(body: str) -> tuple[list[tuple[str, str]], bytes]:
     ], payload
 
 
-def envelope_sender(config) -> str:
-    return config.get("server.bounce_address")
+def envelope_sender(config, mail: Mail) -> str | None:
+    """The envelope sender (docs/spec/server.md §5.2): `server.bounce_address` when set;
+    else the null sender for a direct answer to a command (RFC 3834), and None for the mail
+    we start, which gets a VERP sender per recipient at delivery (bounces.verp_sender)."""
+    fixed = config.get("server.bounce_address")
+    if fixed:
+        return fixed
+    return "" if mail.to_sender else None
 
 
 def queue(store, config, mail: Mail, in_reply_to=None, inbox_key=None) -> int:
@@ -227,7 +244,7 @@ def queue(store, config, mail: Mail, in_reply_to=None, inbox_key=None) -> int:
         created_at=stamp(now()),
         kind=mail.kind,
         recipients=list(mail.to),
-        envelope_from=envelope_sender(config),
+        envelope_from=envelope_sender(config, mail),
         message_id=message["Message-ID"],
         message=message.as_bytes(),
         inbox_key=inbox_key,
@@ -408,13 +425,22 @@ def _errno() -> int:
 
 
 def _smtp_send(config, row) -> dict:
-    """An outbox row to the relay (send_smtp)."""
-    return send_smtp(config, row.envelope_from, row.recipients, row.message)
+    """An outbox row to the relay (send_smtp): a row queued without an envelope sender
+    goes in one transaction per recipient, each with its own VERP sender."""
+    if row.envelope_from is None:
+        # deferred: the mail pipe delivers the answers it queued, mostly into the Maildir
+        from .bounces import verp_sender
+
+        envelopes = [(verp_sender(config, row.id, r), [r]) for r in row.recipients]
+    else:
+        envelopes = [(row.envelope_from, row.recipients)]
+    return send_smtp(config, envelopes, row.message)
 
 
-def send_smtp(config, envelope_from: str | None, recipients: list[str], message: bytes) -> dict:
-    """Hand the message to the relay; returns the recipients it refused {address: (code, text)}.
-    Raises TransientDeliveryError or PermanentDeliveryError when nobody got it."""
+def send_smtp(config, envelopes, message: bytes) -> dict:
+    """Hand the message to the relay, one transaction per (envelope sender, recipients) of
+    `envelopes`, on one connection; returns the recipients it refused {address: (code,
+    text)}. Raises TransientDeliveryError or PermanentDeliveryError when nobody got it."""
     host, port = config.get("smtp.host"), config.number("smtp.port")
     security = config.get("smtp.security") or "none"
     # deferred: start-up speed of the mail pipe; only SMTP delivery needs them
@@ -434,7 +460,10 @@ def send_smtp(config, envelope_from: str | None, recipients: list[str], message:
             # SMTP lines end in CRLF (RFC 5321, 2.3.8); smtplib fixes the line ends of a
             # str message only, and a relay may read bare LFs as one over-long line.
             crlf = re.sub(rb"\r?\n", b"\r\n", message)
-            return client.sendmail(envelope_from or "", recipients, crlf)
+            if len(envelopes) == 1:
+                [(sender, recipients)] = envelopes
+                return client.sendmail(sender or "", recipients, crlf)
+            return _send_each(client, envelopes, crlf)
     except smtplib.SMTPRecipientsRefused as error:
         return {a: (code, str(text)) for a, (code, text) in error.recipients.items()}
     except smtplib.SMTPResponseException as error:
@@ -444,6 +473,33 @@ def send_smtp(config, envelope_from: str | None, recipients: list[str], message:
         raise PermanentDeliveryError(detail) from error
     except (TimeoutError, smtplib.SMTPException, OSError) as error:
         raise TransientDeliveryError(f"{type(error).__name__}: {error}") from error
+
+
+def _send_each(client, envelopes, crlf: bytes) -> dict:
+    """One transaction per envelope: a refusal is that envelope's recipients' alone; a
+    connection lost after the first leaves the rest deferred (421), to be retried alone."""
+    import smtplib
+
+    refused = {}
+    for done, (sender, recipients) in enumerate(envelopes):
+        try:
+            refused.update(client.sendmail(sender or "", recipients, crlf))
+        except smtplib.SMTPRecipientsRefused as error:
+            refused.update({a: (c, str(t)) for a, (c, t) in error.recipients.items()})
+        except smtplib.SMTPResponseException as error:
+            refused.update({a: (error.smtp_code, str(error.smtp_error)) for a in recipients})
+            try:
+                client.rset()
+            except smtplib.SMTPException:
+                pass
+        except (TimeoutError, smtplib.SMTPException, OSError) as error:
+            if done == 0:
+                raise
+            lost = f"connection lost: {type(error).__name__}: {error}"
+            for _, rest in envelopes[done:]:
+                refused.update({a: (421, lost) for a in rest})
+            break
+    return refused
 
 
 def next_attempt(row, at):

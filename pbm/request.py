@@ -13,6 +13,9 @@ class Request:
     message_id: str | None = None
     body_lines: list[str] = field(default_factory=list)  # the stripped body, for quoting
     token: str | None = None  # a reply token (replies.py): `text` is then the reply's first line
+    # A mail to a service address (a bounce, an unsubscribe): its `run(ctx)` stands for a
+    # command (servicemail.py).
+    service: object = None
 
     @property
     def operator(self) -> bool:

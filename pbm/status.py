@@ -26,6 +26,15 @@ def gather(config) -> dict:
                 f"boards_moved_{ACTIVE_DAYS}d": store.boards.count_moved_since(since),
                 f"players_moved_{ACTIVE_DAYS}d": store.boards.count_players_moved_since(since),
             }
+            failing = [
+                {
+                    "address": row.address,
+                    "since": row.since,
+                    "reason": row.reason,
+                    "userids": store.delivery.owners(row.address),
+                }
+                for row in store.delivery.failing()
+            ]
             sets = get_migration_sets()
             pending = store.core_pending() + (store.pending_migrations(sets) if sets else [])
         sizes = store.file_sizes()
@@ -53,6 +62,9 @@ def gather(config) -> dict:
         "database": {"bytes": sizes["database"], "wal_bytes": sizes["wal"]},
         "pending_migrations": [f"{name}: {step}" for name, step in pending],
         "activity": activity,
+        # Addresses pbm no longer mails because they bounce (docs/spec/server.md §5.9): the
+        # players' to cure, so listed but no problem of the server's.
+        "failing_addresses": failing,
     }
 
 
@@ -107,4 +119,8 @@ def text_lines(figures: dict, found: list[str]) -> list[str]:
         "migrations: " + (", ".join(figures["pending_migrations"]) or "none pending"),
         "activity:   " + ", ".join(f"{k} {v}" for k, v in figures["activity"].items()),
     ]
+    lines.append(f"failing:    {len(figures['failing_addresses'])} addresses bounce")
+    for entry in figures["failing_addresses"]:
+        owners = ", ".join(entry["userids"]) or "no account"
+        lines.append(f"  {entry['address']} ({owners}) since {entry['since']}: {entry['reason']}")
     return lines + [f"problem: {line}" for line in found]

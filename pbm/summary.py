@@ -2,6 +2,7 @@
 
 from datetime import timedelta
 
+from .bounces import reachability_lines
 from .clock import parse_stamp, show_duration, show_time
 from .game import format_option
 from .vacations import vacation_state
@@ -320,6 +321,7 @@ def watch_lines(ctx, board) -> list[str]:
             state = vacation_state(board.store, userid, ctx.now)
             if state.on:
                 lines.append(f"On vacation: {userid} (since {show_time(state.since)})")
+        lines += reachability_lines(board.store, board.position.holders)
     return lines
 
 

@@ -10,6 +10,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from .boards import Boards
+from .delivery import Delivery
 from .limits import Limits
 from .outbox import Outbox
 from .ratings import Ratings
@@ -435,6 +436,34 @@ def m011_robots(db):
     )
 
 
+@_core_step
+def m012_bounces_and_unsubscribes(db):
+    """What bounces told us (docs/spec/server.md §5.9): each failure report, the addresses
+    marked failing, the List-Unsubscribe tokens (one per user and stream) and the boards
+    whose nags a player turned off."""
+    db["bounces"].create(
+        {"id": int, "address": str, "kind": str, "at": str, "outbox_id": int, "detail": str},
+        pk="id",
+        not_null={"address", "kind", "at", "outbox_id"},
+    )
+    db["bounces"].create_index(["address", "at"])
+    db["failing_addresses"].create(
+        {"address": str, "since": str, "reason": str, "outbox_id": int},
+        pk="address",
+        not_null={"since", "reason"},
+    )
+    db["unsubscribe_tokens"].create(
+        {"token": str, "userid": str, "stream": str, "game": str, "number": int},
+        pk="token",
+        not_null={"userid", "stream"},
+    )
+    db["nag_optouts"].create(
+        {"board_id": int, "userid": str},
+        pk=("board_id", "userid"),
+        foreign_keys=[("board_id", "boards", "id"), ("userid", "users", "userid")],
+    )
+
+
 class Store:
     """One connection to $PBM_HOME/pbm.db, its transactions, and one repository per concern."""
 
@@ -451,6 +480,7 @@ class Store:
         self.outbox = Outbox(self)
         self.tokens = ReplyTokens(self)
         self.robots = Robots(self)
+        self.delivery = Delivery(self)
 
     @property
     def db(self):

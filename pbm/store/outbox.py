@@ -37,6 +37,14 @@ class Outbox(Repository):
         )
         return cursor.lastrowid
 
+    def get(self, row_id: int) -> OutboxRow | None:
+        return self._record(
+            OutboxRow,
+            "SELECT * FROM outbox WHERE id = ?",
+            (row_id,),
+            decode={"recipients": json.loads},
+        )
+
     def pending_for(self, inbox_key: str) -> list[int]:
         """Rows a command queued but whose delivery a crash may have cut short."""
         return self._column(

@@ -268,3 +268,33 @@ class ReplyTokenRecord(Record):
     move_number: int
     created_at: str
     expires_at: str
+
+
+class BounceRecord(Record):
+    """One failure a bounce reported for an address we mailed."""
+
+    id: int
+    address: str
+    kind: str  # permanent, temporary
+    at: str
+    outbox_id: int
+    detail: str | None
+
+
+class FailingAddressRecord(Record):
+    """An address pbm no longer mails: since when, and the failure that marked it."""
+
+    address: str
+    since: str
+    reason: str
+    outbox_id: int | None
+
+
+class UnsubscribeTokenRecord(Record):
+    """The stream a List-Unsubscribe token turns off: nag, digest, subscription, notify."""
+
+    token: str
+    userid: str
+    stream: str
+    game: str | None
+    number: int | None

@@ -14,6 +14,7 @@ from ..game import GAME_NAME_RE
 from ..grammar import DIGITS_RE, USERID_RE
 from ..store import Store
 from ..templating import html_environment
+from ..unsubscribe import turn_off
 from . import pages
 
 log = logging.getLogger("pbm.web")
@@ -29,6 +30,7 @@ REASONS = {
     400: "Bad Request",
     404: "Not Found",
     405: "Method Not Allowed",
+    413: "Content Too Large",
     500: "Internal Server Error",
 }
 BOARD_FILES = {
@@ -37,6 +39,8 @@ BOARD_FILES = {
     "svg": "image/svg+xml",
 }
 STYLESHEET = files(__package__).joinpath("static", "pbm.css").read_bytes()
+UNSUBSCRIBE_PATH = "/unsubscribe/"
+MAX_POST_BYTES = 1024
 # Browsers ask for /favicon.ico whatever the page says; a missing one is an error in their log.
 FAVICON = files(__package__).joinpath("static", "favicon.png").read_bytes()
 
@@ -73,18 +77,58 @@ class WebView:
     def __call__(self, environ, start_response):
         method = environ.get("REQUEST_METHOD", "GET")
         headers = list(SECURITY_HEADERS)
-        if method not in ("GET", "HEAD"):
+        path = environ.get("PATH_INFO") or "/"
+        if path.startswith(UNSUBSCRIBE_PATH):
+            # The one route that writes (docs/spec/server.md §5.10): POST only, as RFC 8058's
+            # one-click; a GET (a link checker, a preview) must change nothing.
+            if method == "POST":
+                status, content_type, body = self._unsubscribe(path, environ)
+            else:
+                status, content_type, body = self._error_page(
+                    405,
+                    "This address unsubscribes by POST, as your mail program's unsubscribe "
+                    "button sends it; or reply to the unsubscribe address of the mail.",
+                )
+                headers.append(("Allow", "POST"))
+        elif method not in ("GET", "HEAD"):
             status, content_type, body = self._error_page(
                 405, f"This site is read-only: {method} is not allowed, only GET and HEAD."
             )
             headers.append(("Allow", "GET, HEAD"))
         else:
-            status, content_type, body = self._respond(
-                environ.get("PATH_INFO") or "/", environ.get("QUERY_STRING", "")
-            )
+            status, content_type, body = self._respond(path, environ.get("QUERY_STRING", ""))
         headers += [("Content-Type", content_type), ("Content-Length", str(len(body)))]
         start_response(f"{status} {REASONS[status]}", headers)
         return [b""] if method == "HEAD" else [body]
+
+    def _unsubscribe(self, path: str, environ):
+        """One-click unsubscribe: a signed token turns off its stream, in a small write
+        transaction of its own; nothing else is read or changed."""
+        token = path[len(UNSUBSCRIBE_PATH) :]
+        try:
+            length = int(environ.get("CONTENT_LENGTH") or 0)
+        except ValueError:
+            length = -1
+        if not 0 <= length <= MAX_POST_BYTES:
+            return self._error_page(413, "A one-click unsubscribe carries only its one field.")
+        body = environ["wsgi.input"].read(length) if length else b""
+        if b"One-Click" not in body:
+            return self._error_page(
+                400, "A one-click unsubscribe POST carries List-Unsubscribe=One-Click."
+            )
+        try:
+            store = Store.open(self.config.db_path)
+            try:
+                with store.write():
+                    what = turn_off(store, self.config.secret_key, token)
+            finally:
+                store.close()
+        except Exception:
+            log.exception("web view: unsubscribe failed")
+            return self._error_page(500, "Something went wrong on our side; try again later.")
+        if what is None:
+            return self._error_page(404, "This unsubscribe address is not valid.")
+        return self._page("unsubscribed.html", {"title": "Unsubscribed", "what": what})
 
     def _respond(self, path: str, query: str):
         try:
