@@ -2,6 +2,14 @@
 build a request before the rest of the server is imported."""
 
 from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+
+class ServiceWork(Protocol):
+    """What a mail to a service address asks for (servicemail.py): it runs in place of a
+    command, in the request's transaction."""
+
+    def run(self, ctx: Any) -> None: ...
 
 
 @dataclass
@@ -15,7 +23,7 @@ class Request:
     token: str | None = None  # a reply token (replies.py): `text` is then the reply's first line
     # A mail to a service address (a bounce, an unsubscribe): its `run(ctx)` stands for a
     # command (servicemail.py).
-    service: object = None
+    service: ServiceWork | None = None
 
     @property
     def operator(self) -> bool:
