@@ -1,6 +1,6 @@
 """Backups that cannot be torn, and putting one back (docs/operations in the README).
 
-A backup is one dated tar.gz (mode 0600) holding a copy of the database made with SQLite's
+A backup is one dated tar.gz (mode 0600, its members too) holding a copy of the database made with SQLite's
 online backup API, so mail goes on being handled meanwhile and the copy is one committed
 state, together with pbm.ini and secret.key. A restore checks the copy first, then
 overwrites the live database through SQLite under the home's exclusive lock (see
@@ -13,6 +13,7 @@ from pathlib import Path
 
 from .clock import now
 from .homelock import no_mail_handled
+from .private import make_folders, private_opener
 
 PREFIX = "pbm-backup-"
 SUFFIX = ".tar.gz"
@@ -36,7 +37,7 @@ def make_backup(config, directory=None) -> tuple[Path, list[Path]]:
     if not config.db_path.exists():
         raise BackupError(f"No database at {config.db_path}: nothing to back up")
     target_dir = backup_dir(config, directory)
-    target_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+    make_folders(target_dir)
     with tempfile.TemporaryDirectory(dir=target_dir, prefix=".making-") as scratch:
         copy = Path(scratch) / DATABASE
         store = Store.open(config.db_path)
@@ -49,14 +50,20 @@ def make_backup(config, directory=None) -> tuple[Path, list[Path]]:
         descriptor = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         with os.fdopen(descriptor, "wb") as handle:
             with tarfile.open(fileobj=handle, mode="w:gz") as archive:
-                archive.add(copy, arcname=DATABASE)
+                archive.add(copy, arcname=DATABASE, filter=_private_member)
                 for name in HOME_FILES:
                     if (config.home / name).exists():
-                        archive.add(config.home / name, arcname=name)
+                        archive.add(config.home / name, arcname=name, filter=_private_member)
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(partial, target)
     return target, _prune(target_dir, config.number("backup.keep"))
+
+
+def _private_member(member: tarfile.TarInfo) -> tarfile.TarInfo:
+    """Unpacked by hand with tar, a member is as private as in the home."""
+    member.mode = 0o600
+    return member
 
 
 def _dated_name(directory: Path) -> Path:
@@ -86,12 +93,12 @@ def restore(config, archive_path: Path, wait_seconds: float = 10) -> list[str]:
     from .store import Store
 
     home = config.home
-    home.mkdir(parents=True, exist_ok=True)
+    make_folders(home)
     with tempfile.TemporaryDirectory(dir=home, prefix=".restoring-") as scratch:
         unpacked = _unpack(Path(archive_path), Path(scratch))
         report = _check_database(unpacked[DATABASE])
         for sub in ("outbox/tmp", "outbox/new", "outbox/cur", "templates", "log"):
-            (home / sub).mkdir(parents=True, exist_ok=True)
+            make_folders(home / sub)
         with no_mail_handled(home, wait_seconds):
             store = Store.open(config.db_path)
             try:
@@ -101,8 +108,7 @@ def restore(config, archive_path: Path, wait_seconds: float = 10) -> list[str]:
                 store.close()
             for name in HOME_FILES:
                 if name in unpacked:
-                    mode = 0o600 if name == "secret.key" else 0o644
-                    _put_file(unpacked[name], home / name, mode)
+                    _put_file(unpacked[name], home / name)
                     report.append(f"{name} restored")
     return [f"database restored from {archive_path}"] + report
 
@@ -119,7 +125,10 @@ def _unpack(archive_path: Path, scratch: Path) -> dict:
                         f"{archive_path} is not a pbm backup (unexpected member {member.name!r})"
                     )
                 path = scratch / member.name
-                with archive.extractfile(member) as source, open(path, "wb") as target:
+                with (
+                    archive.extractfile(member) as source,
+                    open(path, "wb", opener=private_opener) as target,
+                ):
                     while chunk := source.read(1 << 20):
                         target.write(chunk)
                 found[member.name] = path
@@ -163,12 +172,11 @@ def _check_database(path: Path) -> list[str]:
     return report
 
 
-def _put_file(source: Path, target: Path, mode: int):
+def _put_file(source: Path, target: Path):
     partial = target.with_name(f".{target.name}.restoring")
-    descriptor = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
-    with os.fdopen(descriptor, "wb") as handle:
+    with open(partial, "wb", opener=private_opener) as handle:
         handle.write(source.read_bytes())
         handle.flush()
         os.fsync(handle.fileno())
-    os.chmod(partial, mode)
+    os.chmod(partial, 0o600)
     os.replace(partial, target)

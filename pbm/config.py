@@ -8,6 +8,9 @@ import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 
+# The free disk space a home needs: `pbm check` asks for it, a restore leaves it free.
+MIN_FREE_BYTES = 50 * 1024 * 1024
+
 DEFAULTS = {
     "server": {
         "name": "PBeM Server",

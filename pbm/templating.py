@@ -10,6 +10,8 @@ from pathlib import Path
 
 import jinja2
 
+from .private import make_folders
+
 _SOURCE_TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
 
 
@@ -54,7 +56,7 @@ def _bytecode_cache(home):
         return None
     folder = Path(home) / "cache" / "templates"
     try:
-        folder.mkdir(parents=True, exist_ok=True)
+        make_folders(folder)
     except OSError:
         return None
     return jinja2.FileSystemBytecodeCache(str(folder))

@@ -152,12 +152,12 @@ CAUSES = [
 
 def cure(home):
     """Put everything back as `pbm init` left it."""
-    home.chmod(0o755)
+    home.chmod(0o700)
     if (home / "pbm.db.away").exists():
         (home / "pbm.db.away").rename(home / "pbm.db")
     for name in ("pbm.db", "pbm.db-wal", "pbm.db-shm", "pbm.ini"):
         if (home / name).exists():  # sqlite makes -shm as the database is: 0444 too
-            (home / name).chmod(0o644)
+            (home / name).chmod(0o600)
     (home / "pbm.ini").write_text(GENEROUS_LIMITS + f"[server]\noperator_address = {OPERATOR}\n")
 
 

@@ -9,6 +9,7 @@ from contextlib import contextmanager
 from functools import lru_cache
 from pathlib import Path
 
+from ..private import create_private
 from .boards import Boards
 from .limits import Limits
 from .outbox import Outbox
@@ -435,6 +436,17 @@ def m011_robots(db):
     )
 
 
+def _create_private(path: Path) -> None:
+    """A new database file is 0600 (pbm/private.py): SQLite would make it 0644 less the
+    umask, and its -wal and -shm take the database's mode."""
+    if Path(path).exists():
+        return
+    try:
+        create_private(path)
+    except OSError:
+        pass  # SQLite's own open names the trouble, as unusable_database_cause expects
+
+
 class Store:
     """One connection to $PBM_HOME/pbm.db, its transactions, and one repository per concern."""
 
@@ -464,6 +476,7 @@ class Store:
 
     @classmethod
     def open(cls, path: Path) -> "Store":
+        _create_private(path)
         conn = sqlite3.connect(str(path), timeout=BUSY_TIMEOUT_SECONDS, isolation_level=None)
         conn.execute("PRAGMA foreign_keys=ON")
         conn.execute("PRAGMA synchronous=FULL")
@@ -613,6 +626,7 @@ class Store:
     def backup_to(self, path: Path):
         """A consistent copy of the whole database through SQLite's online backup API:
         writers go on meanwhile, and the copy is one committed state."""
+        _create_private(path)
         target = sqlite3.connect(str(path))
         try:
             self.conn.backup(target)
