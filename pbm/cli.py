@@ -222,7 +222,7 @@ def backup(obj, directory):
     """Write a consistent, dated backup (database, pbm.ini, secret.key) while mail goes on;
     keep the last [backup] keep."""
     # deferred: start-up speed of the pbm command
-    from .backup import BackupError, make_backup
+    from .backup import BackupError, make_backup, restore_cap_warning
 
     try:
         made, removed = make_backup(obj["config"], directory)
@@ -231,6 +231,9 @@ def backup(obj, directory):
     click.echo(f"backup written: {made}")
     for path in removed:
         click.echo(f"old backup removed: {path}")
+    warning = restore_cap_warning(obj["config"])
+    if warning:
+        click.echo(warning, err=True)
 
 
 @cli.command()

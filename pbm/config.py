@@ -53,7 +53,7 @@ DEFAULTS = {
     # `pbm web`, the read-only web view (docs/spec/server.md §11.8), behind a reverse proxy;
     # base_url is where board mails link to it.
     "web": {"base_url": "", "host": "127.0.0.1", "port": "8080", "threads": "4"},
-    "backup": {"dir": "", "keep": "7"},
+    "backup": {"dir": "", "keep": "7", "max_restore_megabytes": "1024"},
     "status": {
         "max_queued": "100",
         "max_failed": "0",
@@ -68,6 +68,8 @@ NOTES = {
     "showing the board's picture; each user changes it with `html U P on|off`.",
     "web.base_url": "The http(s) address of the web view: when set, every board mail "
     "links to <base_url>/<game>/<board>.",
+    "backup.max_restore_megabytes": "The largest database `pbm restore` unpacks; "
+    "`pbm backup` warns when the database has outgrown it.",
 }
 
 
@@ -89,6 +91,8 @@ TEXT_KEYS = {
     "web.host",
 }
 CHOICES = {"smtp.security": ("none", "ssl", "starttls"), "mail.html": ("on", "off")}
+# Whole numbers where 0 would stop the service rather than lift a limit.
+AT_LEAST_ONE = {"backup.max_restore_megabytes"}
 # A base URL: http(s), a host, an optional port and path; no query, fragment, space or quote,
 # since it is written into every board mail and into an HTML attribute.
 MAX_BASE_URL_CHARS = 48
@@ -215,6 +219,8 @@ def _value_problem(key: str, value: str) -> str | None:
         return f"{key} = {value!r} is not one of {', '.join(CHOICES[key])}"
     if key not in TEXT_KEYS and not (value.isascii() and value.isdigit()):
         return f"{key} = {value!r} is not a whole number"
+    if key in AT_LEAST_ONE and int(value) < 1:
+        return f"{key} = {value!r} must be at least 1"
     if key == "server.address" and "@" not in value:
         return f"server.address = {value!r} is not a mail address"
     if key == "web.base_url" and value and not BASE_URL_RE.fullmatch(value):

@@ -609,6 +609,12 @@ class Store:
     def enable_wal(self):
         self.db.enable_wal()
 
+    def foreign_schema_objects(self, migration_sets) -> list[str]:
+        """What the schema holds beyond what its migrations make here (store/schema.py)."""
+        from .schema import foreign_objects
+
+        return foreign_objects(self.conn, migration_sets)
+
     def integrity_check(self) -> str:
         return self.conn.execute("PRAGMA integrity_check").fetchone()[0]
 
