@@ -42,13 +42,15 @@ e2e: $(TEST_INSTALLED)
 
 # The reliability suite at full size: 400 racing messages, 60 kills, 10x the fuzzing,
 # 10 variants of each mail bomb under rlimits, 200 clients x 1 MB against `pbm serve`,
+# 200,000 RCPT TO and a NOOP siege of its 32 slots, a 2 GB gzip bomb against `pbm restore`,
 # 2,000 random games a game against the frozen reference engines.
 stress: $(TEST_INSTALLED)
 	PBM_STRESS=1 $(BIN)/python -m pytest -q -s tests/test_concurrency.py tests/test_crashes.py \
 		tests/test_hostile.py tests/test_fuzz.py tests/test_delivery_faults.py tests/test_abuse.py \
 		tests/test_grammar.py tests/test_header_safety.py tests/test_password_masking.py \
 		tests/test_guessing.py tests/test_mail_bombing.py tests/test_bounded.py tests/test_curable.py \
-		tests/test_serve_load.py tests/test_engine_differential.py
+		tests/test_serve_load.py tests/test_serve_sessions.py tests/test_restore_checks.py \
+		tests/test_engine_differential.py
 
 BENCH_INSTALLED := $(VENV)/.installed-bench
 

@@ -26,7 +26,15 @@ DEFAULTS = {
         "password": "",
         "timeout": "30",
     },
-    "listen": {"host": "127.0.0.1", "port": "2525", "max_sessions": "32", "idle_timeout": "120"},
+    "listen": {
+        "host": "127.0.0.1",
+        "port": "2525",
+        "max_sessions": "32",
+        "idle_timeout": "120",
+        "max_recipients": "100",
+        "max_stalling_commands": "20",
+        "max_session_seconds": "600",
+    },
     "limits": {
         "max_message_bytes": "1048576",
         "commands_per_hour": "60",
@@ -68,6 +76,13 @@ NOTES = {
     "showing the board's picture; each user changes it with `html U P on|off`.",
     "web.base_url": "The http(s) address of the web view: when set, every board mail "
     "links to <base_url>/<game>/<board>.",
+    "listen.max_recipients": "RCPT TO accepted in one message of `pbm serve` (452 past "
+    "it); RFC 5321 asks for at least 100.",
+    "listen.max_stalling_commands": "Commands that do not move a message on (NOOP, RSET, "
+    "HELP, VRFY, a refused MAIL or RCPT...) that a `pbm serve` session may send between "
+    "two messages; past it the session is closed with 421.",
+    "listen.max_session_seconds": "A `pbm serve` session is closed with 421 at its first "
+    "command after this long, however busy it keeps.",
     "backup.max_restore_megabytes": "The largest database `pbm restore` unpacks; "
     "`pbm backup` warns when the database has outgrown it.",
 }
@@ -92,7 +107,12 @@ TEXT_KEYS = {
 }
 CHOICES = {"smtp.security": ("none", "ssl", "starttls"), "mail.html": ("on", "off")}
 # Whole numbers where 0 would stop the service rather than lift a limit.
-AT_LEAST_ONE = {"backup.max_restore_megabytes"}
+AT_LEAST_ONE = {
+    "listen.max_recipients",
+    "listen.max_stalling_commands",
+    "listen.max_session_seconds",
+    "backup.max_restore_megabytes",
+}
 # A base URL: http(s), a host, an optional port and path; no query, fragment, space or quote,
 # since it is written into every board mail and into an HTML attribute.
 MAX_BASE_URL_CHARS = 48
