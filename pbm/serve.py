@@ -360,9 +360,9 @@ class BoundedSMTP(SMTP):
             if command == "DATA" and self.envelope is not envelope:
                 self.stalling = 0  # a message was taken (or refused for its size)
                 return
-            moved_on = (command == "MAIL" and before[0] is None and envelope.mail_from) or (
-                command == "RCPT" and len(envelope.rcpt_tos) > before[1]
-            )
+            moved_on = (  # MAIL FROM:<> (a bounce) starts a message too: mail_from ""
+                command == "MAIL" and before[0] is None and envelope.mail_from is not None
+            ) or (command == "RCPT" and len(envelope.rcpt_tos) > before[1])
             if not moved_on:
                 self.stalling += 1
                 if self.stalling > self.max_stalling:  # a MAIL, RCPT or DATA refused
