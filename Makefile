@@ -42,6 +42,7 @@ e2e: $(TEST_INSTALLED)
 
 # The reliability suite at full size: 400 racing messages, 60 kills, 10x the fuzzing,
 # 10 variants of each mail bomb under rlimits, 200 clients x 1 MB against `pbm serve`,
+# 200,000 RCPT TO and a NOOP siege of its 32 slots, a 2 GB gzip bomb against `pbm restore`,
 # 2,000 new random games a game in which each engine agrees with its plugin contract (the
 # recorded games of the frozen engines are replayed at every size).
 stress: $(TEST_INSTALLED)
@@ -49,7 +50,8 @@ stress: $(TEST_INSTALLED)
 		tests/test_hostile.py tests/test_fuzz.py tests/test_delivery_faults.py tests/test_abuse.py \
 		tests/test_grammar.py tests/test_header_safety.py tests/test_password_masking.py \
 		tests/test_guessing.py tests/test_mail_bombing.py tests/test_bounded.py tests/test_curable.py \
-		tests/test_serve_load.py tests/test_engine_differential.py
+		tests/test_serve_load.py tests/test_serve_sessions.py tests/test_restore_checks.py \
+		tests/test_engine_differential.py
 
 BENCH_INSTALLED := $(VENV)/.installed-bench
 

@@ -4,6 +4,8 @@
 import sys
 
 from pbm.intake import main
+from pbm.private import keep_private
 
 if __name__ == "__main__":
+    keep_private()  # whatever the MTA's umask, what this mail writes is private
     sys.exit(main())

@@ -255,6 +255,7 @@ def pbm_check():
 def test_pbm_check_passes_on_the_fresh_install(mail_host):
     result = pbm_check()
     assert result.returncode == 0, result.stdout + result.stderr
+    assert PBM_HOME.stat().st_mode & 0o777 == 0o700
 
 
 def test_a_whole_game_through_the_pipe_transport(mail_host, mailboxes):
@@ -418,7 +419,7 @@ def test_pbm_check_names_what_the_operator_broke(mail_host, breakage):
     finally:
         if (PBM_HOME / "pbm.db.away").exists():
             (PBM_HOME / "pbm.db.away").rename(database)
-        PBM_HOME.chmod(0o755)
+        PBM_HOME.chmod(0o700)
         run("chown", "pbm:pbm", str(database))
         ini.write_text(saved_ini)
     assert pbm_check().returncode == 0

@@ -1,17 +1,22 @@
 """`pbm check`: every cause that would make incoming mail wait (intake.py), found before
-mail arrives. Run it as the user the MTA runs mail_handler.py as; each problem is one line
-with its cure."""
+mail arrives, and every file or folder of the home others could read. Run it as the user
+the MTA runs mail_handler.py as; each problem is one line with its cure."""
 
 import os
 import shutil
+import stat
 import uuid
 from pathlib import Path
 
-from .config import Config, ConfigError, resolve_home
+from .backup import backup_dir
+from .config import MIN_FREE_BYTES, Config, ConfigError, resolve_home
 from .plugins import get_migration_sets
+from .private import shared_paths
 from .store import Store, core_migrations, unusable_database_cause
 
-MIN_FREE_BYTES = 50 * 1024 * 1024
+# A home made under umask 022 has a file for every mail delivered: name the first ones,
+# then one line with the cure for them all.
+MAX_SHARED_LINES = 20
 
 
 def _owner_problem(path: Path) -> str | None:
@@ -99,4 +104,31 @@ def _database_problems(config) -> list[str]:
         return found + [f"{cause} -- {cure}"]
     if pending:
         found.append(f"{len(pending)} database migrations pending -- run `pbm migrate`")
+    return found
+
+
+def shared_problems(home=None) -> list[str]:
+    """The home's files and folders (and those of the backups' folder) that give the group
+    or others any access: the home holds password hashes, addresses, the SMTP password,
+    the reply tokens' key and mail with reset codes (docs/security.md)."""
+    home = resolve_home(home)
+    config = Config.load(home, strict=False)
+    tops = [home]
+    backups = backup_dir(config)
+    if not backups.resolve().is_relative_to(home.resolve()):
+        tops.append(backups)
+    found, more = [], 0
+    for top in tops:
+        for path, mode in shared_paths(top):
+            if len(found) == MAX_SHARED_LINES:
+                more += 1
+                continue
+            private = "700" if stat.S_ISDIR(mode) else "600"
+            found.append(
+                f"{path} is open to others (mode {stat.S_IMODE(mode):04o}, the home must be "
+                f"private) -- chmod {private} {path}"
+            )
+    if more:
+        cure = " ".join(str(top) for top in tops)
+        found.append(f"{more} more files and folders are open to others -- chmod -R go= {cure}")
     return found

@@ -8,6 +8,7 @@ import click
 
 from .clock import now, stamp
 from .config import Config, ConfigError, default_ini_text
+from .private import keep_private, make_folders, private_opener
 from .ratings import rebuild
 
 EX_REFUSED = 1
@@ -94,6 +95,13 @@ def cli(ctx, home, sender, body, headers):
     }
 
 
+def main():
+    """The `pbm` command: everything it writes is private, whatever the umask it was
+    started with (pbm/private.py)."""
+    keep_private()
+    cli()
+
+
 @cli.command(
     "run",
     hidden=True,
@@ -139,10 +147,11 @@ def init(obj):
     config = obj["config"]
     home = config.home
     for sub in ("", "outbox/tmp", "outbox/new", "outbox/cur", "templates", "log"):
-        (home / sub).mkdir(parents=True, exist_ok=True)
+        make_folders(home / sub)
     ini = home / "pbm.ini"
     if not ini.exists():
-        ini.write_text(default_ini_text(), encoding="utf-8")
+        with open(ini, "w", encoding="utf-8", opener=private_opener) as handle:
+            handle.write(default_ini_text())
     key = home / "secret.key"
     if not key.exists():
         descriptor = os.open(key, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
@@ -158,7 +167,7 @@ def _migrate(config) -> int:
     from .store import Store, core_migrations
 
     sets = [core_migrations()] + get_migration_sets()
-    config.home.mkdir(parents=True, exist_ok=True)
+    make_folders(config.home)
     store = Store.open(config.db_path)
     try:
         pending = store.pending_migrations(sets)
@@ -172,17 +181,22 @@ def _migrate(config) -> int:
 @cli.command()
 @click.pass_obj
 def check(obj):
-    """Report what would make incoming mail wait: permissions, database, pbm.ini, disk."""
+    """Report what would make incoming mail wait (permissions, database, pbm.ini, disk) and
+    what others could read in the home."""
     # deferred: start-up speed of the pbm command
-    from .check import problems
+    from .check import problems, shared_problems
 
-    found = problems(obj["config"].home)
-    for line in found:
+    home = obj["config"].home
+    found, shared = problems(home), shared_problems(home)
+    for line in found + shared:
         click.echo(f"problem: {line}")
     if found:
         click.echo(f"pbm check: {len(found)} problem(s); mail would be left with the MTA", err=True)
+    if shared:
+        click.echo(f"pbm check: others can read {home}; make it private", err=True)
+    if found or shared:
         sys.exit(EX_REFUSED)
-    click.echo(f"pbm check: {obj['config'].home} is ready for mail")
+    click.echo(f"pbm check: {home} is ready for mail")
     from .dnsrecords import dns_records
 
     click.echo("DNS records to publish for the server's mail (docs/delivery.md):")
@@ -245,7 +259,7 @@ def backup(obj, directory):
     """Write a consistent, dated backup (database, pbm.ini, secret.key) while mail goes on;
     keep the last [backup] keep."""
     # deferred: start-up speed of the pbm command
-    from .backup import BackupError, make_backup
+    from .backup import BackupError, make_backup, restore_cap_warning
 
     try:
         made, removed = make_backup(obj["config"], directory)
@@ -254,6 +268,9 @@ def backup(obj, directory):
     click.echo(f"backup written: {made}")
     for path in removed:
         click.echo(f"old backup removed: {path}")
+    warning = restore_cap_warning(obj["config"])
+    if warning:
+        click.echo(warning, err=True)
 
 
 @cli.command()

@@ -8,6 +8,9 @@ import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 
+# The free disk space a home needs: `pbm check` asks for it, a restore leaves it free.
+MIN_FREE_BYTES = 50 * 1024 * 1024
+
 DEFAULTS = {
     "server": {
         "name": "PBeM Server",
@@ -23,7 +26,15 @@ DEFAULTS = {
         "password": "",
         "timeout": "30",
     },
-    "listen": {"host": "127.0.0.1", "port": "2525", "max_sessions": "32", "idle_timeout": "120"},
+    "listen": {
+        "host": "127.0.0.1",
+        "port": "2525",
+        "max_sessions": "32",
+        "idle_timeout": "120",
+        "max_recipients": "100",
+        "max_stalling_commands": "20",
+        "max_session_seconds": "600",
+    },
     "limits": {
         "max_message_bytes": "1048576",
         "commands_per_hour": "60",
@@ -50,7 +61,7 @@ DEFAULTS = {
     # `pbm web`, the read-only web view (docs/spec/server.md §11.8), behind a reverse proxy;
     # base_url is where board mails link to it.
     "web": {"base_url": "", "host": "127.0.0.1", "port": "8080", "threads": "4"},
-    "backup": {"dir": "", "keep": "7"},
+    "backup": {"dir": "", "keep": "7", "max_restore_megabytes": "1024"},
     # The DKIM key the MTA's milter signs with, for the DNS records `pbm check` prints
     # (docs/delivery.md); pbm itself never signs.
     "dkim": {"selector": "", "public_key": ""},
@@ -70,6 +81,15 @@ NOTES = {
     "the <selector>.txt record opendkim-genkey writes; `pbm check` prints the DNS records.",
     "web.base_url": "The http(s) address of the web view: when set, every board mail "
     "links to <base_url>/<game>/<board>.",
+    "listen.max_recipients": "RCPT TO accepted in one message of `pbm serve` (452 past "
+    "it); RFC 5321 asks for at least 100.",
+    "listen.max_stalling_commands": "Commands that do not move a message on (NOOP, RSET, "
+    "HELP, VRFY, a refused MAIL or RCPT...) that a `pbm serve` session may send between "
+    "two messages; past it the session is closed with 421.",
+    "listen.max_session_seconds": "A `pbm serve` session is closed with 421 at its first "
+    "command after this long, however busy it keeps.",
+    "backup.max_restore_megabytes": "The largest database `pbm restore` unpacks; "
+    "`pbm backup` warns when the database has outgrown it.",
 }
 
 
@@ -93,6 +113,13 @@ TEXT_KEYS = {
     "dkim.public_key",
 }
 CHOICES = {"smtp.security": ("none", "ssl", "starttls"), "mail.html": ("on", "off")}
+# Whole numbers where 0 would stop the service rather than lift a limit.
+AT_LEAST_ONE = {
+    "listen.max_recipients",
+    "listen.max_stalling_commands",
+    "listen.max_session_seconds",
+    "backup.max_restore_megabytes",
+}
 # A base URL: http(s), a host, an optional port and path; no query, fragment, space or quote,
 # since it is written into every board mail and into an HTML attribute.
 MAX_BASE_URL_CHARS = 48
@@ -219,6 +246,8 @@ def _value_problem(key: str, value: str) -> str | None:
         return f"{key} = {value!r} is not one of {', '.join(CHOICES[key])}"
     if key not in TEXT_KEYS and not (value.isascii() and value.isdigit()):
         return f"{key} = {value!r} is not a whole number"
+    if key in AT_LEAST_ONE and int(value) < 1:
+        return f"{key} = {value!r} must be at least 1"
     if key == "server.address" and "@" not in value:
         return f"server.address = {value!r} is not a mail address"
     if key == "web.base_url" and value and not BASE_URL_RE.fullmatch(value):

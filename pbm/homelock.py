@@ -11,6 +11,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from .failures import TransientError
+from .private import FILE_MODE, make_folders
 
 LOCK_NAME = "pbm.lock"
 POLL_SECONDS = 0.1
@@ -18,7 +19,7 @@ POLL_SECONDS = 0.1
 
 def _open(home: Path) -> int | None:
     try:
-        return os.open(Path(home) / LOCK_NAME, os.O_RDONLY | os.O_CREAT, 0o644)
+        return os.open(Path(home) / LOCK_NAME, os.O_RDONLY | os.O_CREAT, FILE_MODE)
     except OSError:
         # A home we cannot write: the database layer names that problem; there is no
         # restore to wait for, since a restore creates the lock file first.
@@ -48,8 +49,8 @@ def handling_mail(home: Path):
 def no_mail_handled(home: Path, wait_seconds: float):
     """Held by `pbm restore`: waits up to wait_seconds for mail being handled to finish,
     then refuses with TransientError."""
-    Path(home).mkdir(parents=True, exist_ok=True)
-    descriptor = os.open(Path(home) / LOCK_NAME, os.O_RDONLY | os.O_CREAT, 0o644)
+    make_folders(home)
+    descriptor = os.open(Path(home) / LOCK_NAME, os.O_RDONLY | os.O_CREAT, FILE_MODE)
     try:
         deadline = time.monotonic() + wait_seconds
         while True:

@@ -19,6 +19,7 @@ from .config import Config, resolve_home
 from .failures import Cause, curable_cause
 from .homelock import handling_mail
 from .mailin import read_limited, read_message, setup_logging, start_password_check
+from .private import make_folders, private_opener
 
 log = logging.getLogger("pbm.intake")
 
@@ -139,9 +140,10 @@ def _due(home: Path, kind: str) -> bool:
             return False
         state[kind] = moment
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
+            make_folders(path.parent)
             scratch = path.with_name(f"{path.name}.{os.getpid()}")
-            scratch.write_text(json.dumps(state))
+            with open(scratch, "w", opener=private_opener) as handle:
+                handle.write(json.dumps(state))
             os.replace(scratch, path)
             return True
         except OSError:

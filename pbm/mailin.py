@@ -399,9 +399,12 @@ def start_password_check(config, request):
 
 
 def setup_logging(config):
+    from .private import create_private, make_folders
+
     log_dir = config.home / "log"
     try:
-        log_dir.mkdir(parents=True, exist_ok=True)
+        make_folders(log_dir)
+        create_private(log_dir / "pbm.log")
         handler = logging.FileHandler(log_dir / "pbm.log", encoding="utf-8")
     except OSError:
         handler = logging.StreamHandler(sys.stderr)

@@ -18,6 +18,7 @@ from .clock import now, parse_stamp, stamp
 from .headers import HeaderError, checked_header, encoded_words, has_control
 from .htmlmail import HtmlPart
 from .htmlmail import attach as attach_html
+from .private import make_folders, private_opener
 
 log = logging.getLogger("pbm.mailout")
 
@@ -263,7 +264,7 @@ class PermanentDeliveryError(Exception):
 def write_maildir(config, name: str, message: bytes) -> None:
     """One file into tmp/, synced, then renamed into new/: a reader never sees half a mail."""
     temporary = _maildir(config) / "tmp" / name
-    with open(temporary, "wb") as handle:
+    with open(temporary, "wb", opener=private_opener) as handle:
         handle.write(message)
         handle.flush()
         os.fsync(handle.fileno())
@@ -273,7 +274,7 @@ def write_maildir(config, name: str, message: bytes) -> None:
 def _maildir(config):
     base = config.outbox_dir
     for sub in ("tmp", "new", "cur"):
-        (base / sub).mkdir(parents=True, exist_ok=True)
+        make_folders(base / sub)
     return base
 
 
@@ -316,7 +317,7 @@ def stage_maildir(config, rows) -> MaildirBatch:
             batch.present.append(row)
             continue
         try:
-            with open(base / "tmp" / name, "wb") as handle:
+            with open(base / "tmp" / name, "wb", opener=private_opener) as handle:
                 handle.write(row.message)
         except OSError as error:
             batch.failed.append((row, str(error)))

@@ -4,10 +4,15 @@ commits in groups: it takes every command waiting, runs each in its own savepoin
 the same answers and mails as alone, commits them together, writes their mails into the
 Maildir's tmp/, makes commit and mails durable with one sync, renames the mails into
 new/ and only then answers each client (250, or 451 to be retried). The sent marks of a
-group's mails go into the next group's commit. Resources are bounded: at most [listen]
-max_sessions connections at once (421 beyond), an idle connection is closed after
-[listen] idle_timeout seconds, and a session holds at most one message of
-max_message_bytes."""
+group's mails go into the next group's commit.
+
+Resources are bounded ([listen] in pbm.ini, docs/security.md): at most max_sessions
+connections at once (421 beyond); an idle connection is closed after idle_timeout
+seconds; a session holds at most one message of max_message_bytes with max_recipients
+recipients (452 beyond); it may send max_stalling_commands commands that do not move a
+message on (NOOP, RSET, HELP, a refused RCPT...) between two messages, and is closed at
+its first command after max_session_seconds (421 for both), so that no client holds a
+slot for ever by keeping busy."""
 
 import asyncio
 import logging
@@ -17,7 +22,7 @@ import threading
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
-from functools import partial
+from functools import partial, wraps
 
 from aiosmtpd.controller import Controller
 from aiosmtpd.smtp import SMTP
@@ -38,6 +43,10 @@ FLUSH_EVERY_SECONDS = 60
 # Sent marks wait this long for the next group's commit before they get one of their own.
 MARK_AFTER_IDLE_SECONDS = 0.5
 PASSWORD_CHECKS_AT_ONCE = 2  # argon2: 19 MiB and a core each
+# The commands that may move a message on: one of them runs even when a session has used
+# up its stalling commands, and is its last only if it moves nothing on either.
+MESSAGE_COMMANDS = ("MAIL", "RCPT", "DATA")
+TOO_MANY_STALLING = "421 4.7.0 Too many commands without a message, bye"
 
 
 @dataclass
@@ -65,6 +74,7 @@ class MailService:
         self.config = config
         local, _, domain = config.get("server.address").lower().rpartition("@")
         self.local, self.domain = local, domain
+        self.max_recipients = config.number("listen.max_recipients")
         # One reader per session: each reads its mail and checks its password beside the
         # writer, then waits for the writer, so every command waiting joins the next group.
         self.readers = ThreadPoolExecutor(
@@ -91,6 +101,8 @@ class MailService:
     async def handle_RCPT(self, server, session, envelope, address, rcpt_options):
         if not self.accepts(address):
             return "550 5.1.1 No such mailbox here"
+        if len(envelope.rcpt_tos) >= self.max_recipients:
+            return "452 4.5.3 Too many recipients"
         envelope.rcpt_tos.append(address)
         return "250 2.1.5 OK"
 
@@ -316,12 +328,53 @@ class MailService:
 
 class BoundedSMTP(SMTP):
     """An SMTP session that counts itself: beyond the cap a connection gets 421 and is
-    closed before any session state is made."""
+    closed before any session state is made. A session that keeps busy without moving a
+    message on, or keeps on too long, is closed with 421 too: the idle timeout alone let
+    four clients sending NOOP every 3 s hold every slot."""
 
-    def __init__(self, handler, sessions, **kwargs):
+    def __init__(self, handler, sessions, max_stalling: int, max_seconds: int, **kwargs):
         super().__init__(handler, **kwargs)
         self.sessions = sessions
         self.counted = False
+        self.max_stalling, self.max_seconds = max_stalling, max_seconds
+        self.stalling = 0
+        self.started = time.monotonic()
+        # aiosmtpd has a hook for some commands only, and none for one it refuses (RCPT
+        # before MAIL, say): every command passes through its table of command methods.
+        self._smtp_methods = {
+            name: self._bounded(name, method) for name, method in self._smtp_methods.items()
+        }
+
+    def _bounded(self, command: str, method):
+        @wraps(method)  # keeps the syntax that HELP shows
+        async def bounded(arg):
+            if time.monotonic() - self.started >= self.max_seconds:
+                await self._close("421 4.7.0 Session too long, try again later")
+                return
+            if self.stalling >= self.max_stalling and command not in MESSAGE_COMMANDS:
+                await self._close(TOO_MANY_STALLING)
+                return
+            envelope = self.envelope
+            before = (envelope.mail_from, len(envelope.rcpt_tos))
+            await method(arg)
+            if command == "DATA" and self.envelope is not envelope:
+                self.stalling = 0  # a message was taken (or refused for its size)
+                return
+            moved_on = (  # MAIL FROM:<> (a bounce) starts a message too: mail_from ""
+                command == "MAIL" and before[0] is None and envelope.mail_from is not None
+            ) or (command == "RCPT" and len(envelope.rcpt_tos) > before[1])
+            if not moved_on:
+                self.stalling += 1
+                if self.stalling > self.max_stalling:  # a MAIL, RCPT or DATA refused
+                    await self._close(TOO_MANY_STALLING)
+
+        return bounded
+
+    async def _close(self, status: str):
+        log.debug("%s: closing a session", status)  # every client may do it: no log flood
+        await self.push(status)
+        if self.transport is not None:
+            self.transport.close()
 
     def connection_made(self, transport):
         if not self.sessions.acquire(blocking=False):
@@ -341,12 +394,16 @@ class BoundedSMTP(SMTP):
 
 
 class BoundedController(Controller):
-    def __init__(self, handler, max_sessions: int, **kwargs):
-        self.sessions = threading.BoundedSemaphore(max_sessions)
+    def __init__(self, handler, config, **kwargs):
+        self.sessions = threading.BoundedSemaphore(config.number("listen.max_sessions"))
+        self.max_stalling = config.number("listen.max_stalling_commands")
+        self.max_seconds = config.number("listen.max_session_seconds")
         super().__init__(handler, **kwargs)
 
     def factory(self):
-        return BoundedSMTP(self.handler, self.sessions, **self.SMTP_kwargs)
+        return BoundedSMTP(
+            self.handler, self.sessions, self.max_stalling, self.max_seconds, **self.SMTP_kwargs
+        )
 
 
 def serve(config, host: str, port: int, ready=None):
@@ -356,7 +413,7 @@ def serve(config, host: str, port: int, ready=None):
     service = MailService(config)
     controller = BoundedController(
         service,
-        max_sessions=config.number("listen.max_sessions"),
+        config,
         timeout=config.number("listen.idle_timeout"),
         hostname=host,
         port=port,

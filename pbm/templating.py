@@ -11,6 +11,8 @@ from pathlib import Path
 
 import jinja2
 
+from .private import make_folders
+
 # The game whose package holds the `<name>/` templates, by name; None if there is none.
 GameFinder = Callable[[str], object | None]
 
@@ -60,7 +62,7 @@ def _bytecode_cache(home: Path | None) -> jinja2.FileSystemBytecodeCache | None:
         return None
     folder = Path(home) / "cache" / "templates"
     try:
-        folder.mkdir(parents=True, exist_ok=True)
+        make_folders(folder)
     except OSError:
         return None
     return jinja2.FileSystemBytecodeCache(str(folder))

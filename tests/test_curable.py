@@ -23,6 +23,7 @@ from hypothesis import strategies as st
 
 from pbm.cli import cli
 from pbm.config import (
+    AT_LEAST_ONE,
     BASE_URL_RE,
     CHOICES,
     DEFAULTS,
@@ -152,12 +153,12 @@ CAUSES = [
 
 def cure(home):
     """Put everything back as `pbm init` left it."""
-    home.chmod(0o755)
+    home.chmod(0o700)
     if (home / "pbm.db.away").exists():
         (home / "pbm.db.away").rename(home / "pbm.db")
     for name in ("pbm.db", "pbm.db-wal", "pbm.db-shm", "pbm.ini"):
         if (home / name).exists():  # sqlite makes -shm as the database is: 0444 too
-            (home / name).chmod(0o644)
+            (home / name).chmod(0o600)
     (home / "pbm.ini").write_text(GENEROUS_LIMITS + f"[server]\noperator_address = {OPERATOR}\n")
 
 
@@ -278,7 +279,8 @@ INI_VALUES = st.text(st.characters(blacklist_categories=("Cs", "Cc")), max_size=
 def usable(section, key, value) -> bool:
     """The rule of pbm/config.py, restated: a known key, a whole number unless it is a text
     setting, one of the choices where there are choices, an address for server.address, a
-    short http(s) address (or nothing) for web.base_url."""
+    short http(s) address (or nothing) for web.base_url, at least 1 where 0 would stop the
+    service."""
     name = f"{section}.{key}"
     value = value.strip()
     if key not in DEFAULTS[section]:
@@ -291,6 +293,8 @@ def usable(section, key, value) -> bool:
         return not value or (
             BASE_URL_RE.fullmatch(value) is not None and len(value) <= MAX_BASE_URL_CHARS
         )
+    if name in AT_LEAST_ONE:
+        return value.isascii() and value.isdigit() and int(value) >= 1
     return name in TEXT_KEYS or (value.isascii() and value.isdigit())
 
 

@@ -9,6 +9,7 @@ from contextlib import contextmanager
 from functools import lru_cache
 from pathlib import Path
 
+from ..private import create_private
 from .boards import Boards
 from .delivery import Delivery
 from .limits import Limits
@@ -464,6 +465,17 @@ def m012_bounces_and_unsubscribes(db):
     )
 
 
+def _create_private(path: Path) -> None:
+    """A new database file is 0600 (pbm/private.py): SQLite would make it 0644 less the
+    umask, and its -wal and -shm take the database's mode."""
+    if Path(path).exists():
+        return
+    try:
+        create_private(path)
+    except OSError:
+        pass  # SQLite's own open names the trouble, as unusable_database_cause expects
+
+
 class Store:
     """One connection to $PBM_HOME/pbm.db, its transactions, and one repository per concern."""
 
@@ -494,6 +506,7 @@ class Store:
 
     @classmethod
     def open(cls, path: Path) -> "Store":
+        _create_private(path)
         conn = sqlite3.connect(str(path), timeout=BUSY_TIMEOUT_SECONDS, isolation_level=None)
         conn.execute("PRAGMA foreign_keys=ON")
         conn.execute("PRAGMA synchronous=FULL")
@@ -626,6 +639,12 @@ class Store:
     def enable_wal(self):
         self.db.enable_wal()
 
+    def foreign_schema_objects(self, migration_sets) -> list[str]:
+        """What the schema holds beyond what its migrations make here (store/schema.py)."""
+        from .schema import foreign_objects
+
+        return foreign_objects(self.conn, migration_sets)
+
     def integrity_check(self) -> str:
         return self.conn.execute("PRAGMA integrity_check").fetchone()[0]
 
@@ -643,6 +662,7 @@ class Store:
     def backup_to(self, path: Path):
         """A consistent copy of the whole database through SQLite's online backup API:
         writers go on meanwhile, and the copy is one committed state."""
+        _create_private(path)
         target = sqlite3.connect(str(path))
         try:
             self.conn.backup(target)
