@@ -117,7 +117,8 @@ def shared_problems(home=None) -> list[str]:
     backups = backup_dir(config)
     if not backups.resolve().is_relative_to(home.resolve()):
         tops.append(backups)
-    found, more = [], 0
+    found: list[str] = []
+    more = 0
     for top in tops:
         for path, mode in shared_paths(top):
             if len(found) == MAX_SHARED_LINES:

@@ -11,6 +11,7 @@ only ever narrowed by a umask, never widened."""
 
 import os
 import stat
+from collections.abc import Iterator
 from pathlib import Path
 
 PRIVATE_UMASK = 0o077
@@ -43,7 +44,7 @@ def make_folders(path: Path) -> None:
                 raise
 
 
-def private_opener(path, flags: int) -> int:
+def private_opener(path: str | os.PathLike[str], flags: int) -> int:
     """For open(..., opener=private_opener): a file it creates is 0600."""
     return os.open(path, flags, FILE_MODE)
 
@@ -54,7 +55,7 @@ def create_private(path: Path) -> None:
     os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, FILE_MODE))
 
 
-def shared_paths(top: Path):
+def shared_paths(top: Path) -> Iterator[tuple[Path, int]]:
     """Every file and folder under top (top included) whose mode gives the group or others
     any access, as (path, st_mode); links are not followed (their own mode means
     nothing)."""

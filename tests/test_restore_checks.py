@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 from pbm import hookimpl
 from pbm.plugins import pm
 from pbm.store import Store, core_migrations
+from pbm.store.connection import core_step_names
 from pbm.store.schema import normalised_sql
 from tests.conftest import STRESS_FACTOR
 from tests.test_backup import pbm, played_home, written_backup
@@ -179,7 +180,8 @@ def test_a_backup_older_than_this_pbm_passes_with_its_migrations_pending(tmp_pat
     code, output = pbm(tmp_path / "home", "restore", archive)
     assert code == 0, output
     assert "schema: only what pbm's migrations make" in output
-    assert "1 migrations pending" in output
+    names = core_step_names()
+    assert f"{len(names) - names.index('m011_robots')} migrations pending" in output
 
 
 class TableGame:

@@ -10,6 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from pbm.cli import cli
+from pbm.private import make_folders, private_opener
 from pbm.store import Store
 from pbm.web import make_app
 from tests.conftest import body_of
@@ -181,13 +182,14 @@ GENKEY_TXT = (
 
 @pytest.mark.parametrize("key_file", [PUBLIC_PEM, GENKEY_TXT])
 def test_pbm_check_prints_the_spf_dkim_and_dmarc_records(harness, key_file):
-    (harness.home / "dkim.pub").write_text(key_file)
+    with open(harness.home / "dkim.pub", "w", opener=private_opener) as handle:
+        handle.write(key_file)
     harness.configure(
         "[server]\naddress = pbm@games.example.org\noperator_address = ops@example.org\n"
         f"[dkim]\nselector = pbm\npublic_key = {harness.home / 'dkim.pub'}\n"
     )
     for folder in ("outbox/tmp", "outbox/new", "log"):
-        (harness.home / folder).mkdir(parents=True, exist_ok=True)
+        make_folders(harness.home / folder)
     result = CliRunner().invoke(cli, ["--home", str(harness.home), "check"])
     assert result.exit_code == 0, result.output
     lines = result.output.splitlines()
@@ -203,7 +205,7 @@ def test_pbm_check_prints_the_spf_dkim_and_dmarc_records(harness, key_file):
 
 def test_pbm_check_says_how_to_name_the_dkim_key(harness):
     for folder in ("outbox/tmp", "outbox/new", "log"):
-        (harness.home / folder).mkdir(parents=True, exist_ok=True)
+        make_folders(harness.home / folder)
     result = CliRunner().invoke(cli, ["--home", str(harness.home), "check"])
     assert result.exit_code == 0, result.output
     assert "DKIM: set [dkim] selector and public_key in pbm.ini" in result.output

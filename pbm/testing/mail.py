@@ -25,6 +25,7 @@ from ..config import Config
 from ..dispatch import open_server
 from ..mailin import build_request
 from ..mailout import Mail
+from ..private import private_opener
 from ..request import Result
 
 __all__ = [
@@ -83,8 +84,10 @@ class Harness:
         self.seen: set[str] = set()
 
     def configure(self, ini_text: str) -> None:
-        """pbm.ini: GENEROUS_LIMITS, then these settings (later ones win)."""
-        (self.home / "pbm.ini").write_text(GENEROUS_LIMITS + ini_text)
+        """pbm.ini: GENEROUS_LIMITS, then these settings (later ones win); 0600, as every
+        file of a home."""
+        with open(self.home / "pbm.ini", "w", opener=private_opener) as handle:
+            handle.write(GENEROUS_LIMITS + ini_text)
 
     @property
     def config(self) -> Config:
