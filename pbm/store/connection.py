@@ -10,10 +10,12 @@ from functools import lru_cache
 from pathlib import Path
 
 from .boards import Boards
+from .invitations import Invitations
 from .limits import Limits
 from .outbox import Outbox
 from .ratings import Ratings
 from .robots import Robots
+from .seeks import Seeks
 from .tokens import ReplyTokens
 from .users import Users
 from .votes import Votes
@@ -435,6 +437,77 @@ def m011_robots(db):
     )
 
 
+@_core_step
+def m012_invitations_seeks_and_clocks(db):
+    """Finding opponents (docs/spec/server.md §11.1, §11.2, §9.5): invitations kept apart from
+    the boards until they start, each invitee's answer and invitation token; the terms of
+    each open seek; a board's correspondence clock and the clock time of each ply; who takes
+    challenges only as invitations; and which robots answer seeks."""
+    db["invitations"].create(
+        {
+            "id": int,
+            "game": str,
+            "number": int,
+            "inviter": str,
+            "options": str,
+            "server_options": str,
+            "comment_author": str,
+            "comment_text": str,
+            "created_at": str,
+            "lapses_at": str,
+            "status": str,
+            "ended_at": str,
+        },
+        pk="id",
+        not_null={
+            "game",
+            "number",
+            "options",
+            "server_options",
+            "created_at",
+            "lapses_at",
+            "status",
+        },
+    )
+    db["invitations"].create_index(["game", "number"], unique=True)
+    db["invitations"].create_index(["status", "lapses_at"])
+    db["invitation_seats"].create(
+        {
+            "invitation_id": int,
+            "seat": int,
+            "userid": str,
+            "accepted": int,
+            "token_id": str,
+        },
+        pk=("invitation_id", "seat"),
+        foreign_keys=[("invitation_id", "invitations", "id")],
+        not_null={"userid", "accepted"},
+    )
+    db["invitation_seats"].create_index(["token_id"], unique=True)
+    db["invitation_seats"].create_index(["userid"])
+    db["seeks"].create(
+        {
+            "game": str,
+            "userid": str,
+            "options": str,
+            "server_options": str,
+            "rating_low": int,
+            "rating_high": int,
+            "created_at": str,
+            "lapses_at": str,
+        },
+        pk=("game", "userid"),
+        foreign_keys=[("userid", "users", "userid")],
+        not_null={"options", "server_options", "created_at", "lapses_at"},
+    )
+    db["boards"].add_column("clock_initial", int)
+    db["boards"].add_column("clock_increment", int)
+    db["boards"].add_column("clock_cap", int)
+    db["moves"].add_column("clock_charged", int)
+    db["challenge_settings"].add_column("invitations", int, not_null_default=0)
+    db["robots"].add_column("seek_after_hours", float)
+
+
 class Store:
     """One connection to $PBM_HOME/pbm.db, its transactions, and one repository per concern."""
 
@@ -451,6 +524,8 @@ class Store:
         self.outbox = Outbox(self)
         self.tokens = ReplyTokens(self)
         self.robots = Robots(self)
+        self.invitations = Invitations(self)
+        self.seeks = Seeks(self)
 
     @property
     def db(self):
