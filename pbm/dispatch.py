@@ -24,6 +24,7 @@ from .replies import LIFETIME as TOKEN_LIFETIME
 from .replies import (
     TOKEN_PASSWORD,
     Grant,
+    InvitationGrant,
     ResetGrant,
     mac_matches,
     new_token,
@@ -46,7 +47,7 @@ from .templating import text_environment
 
 log = logging.getLogger("pbm.dispatch")
 # Mail a user did not ask for, capped per day so nobody can be mail-bombed through us.
-CAPPED_KINDS = ("message", "chat", "new_board")
+CAPPED_KINDS = ("message", "chat", "new_board", "invitation")
 
 QUOTED_BODY_LINES = 20
 
@@ -182,7 +183,9 @@ class Server:
                 # quoted, only the command built here, whose password the quote masks.
                 request = replace(request, text=text[0] if text else "", body="", body_lines=[])
             else:
-                grant, text, problem = self._token_command(request)
+                grant, text, problem = self._invitation_reply(request) or self._token_command(
+                    request
+                )
                 if problem is None:
                     request = replace(request, body=self._token_body(request, text))
             if problem is not None:
@@ -275,6 +278,13 @@ class Server:
             )
         grant = Grant(row.game, row.number, row.userid, row.move_number)
         return grant, token_command(row.game, row.number, row.userid, request.text), None
+
+    def _invitation_reply(self, request):
+        """The answer a reply to an invitation mail runs (docs/spec/server.md §11.3), as
+        _token_command gives a board reply's; None for a token of another kind."""
+        from .invitations import invitation_reply  # deferred: only such a reply needs it
+
+        return invitation_reply(self, request)
 
     @staticmethod
     def _reset_token_command(request, reset):
@@ -524,6 +534,7 @@ class Context:
         self.refused = False
         self.userid: str | None = None  # the authenticated user
         self.board: Board | None = None  # the board loaded before the password (before_auth)
+        self.invitation = None  # or the invitation it answers (docs/spec/server.md §11.1)
         self.failed_logins: list[str] = []
         self.proven_userids: list[str] = []  # accounts whose password came from the sender
         self.sender_key = (request.sender or "").lower()
@@ -551,6 +562,11 @@ class Context:
                 if isinstance(self.grant, Grant):
                     self._check_grant_is_current()
                 if isinstance(self.grant, ResetGrant) and self.spec.word != "reset":
+                    self.abort("This reply address is not valid for this command")
+                if isinstance(self.grant, InvitationGrant) and self.spec.word not in (
+                    "accept",
+                    "decline",
+                ):
                     self.abort("This reply address is not valid for this command")
                 if self.spec.before_auth is not None:
                     self.spec.before_auth(self)
@@ -700,7 +716,7 @@ class Context:
 
     def authenticate(self, userid: str, password: str):
         userid = userid.lower()
-        if isinstance(self.grant, Grant):
+        if isinstance(self.grant, (Grant, InvitationGrant)):
             # The command was built from the token (replies.token_command), so it names the
             # token's own user and board; the check is kept against any other use.
             user = self.store.users.get(userid)
