@@ -14,6 +14,7 @@ DEFAULTS = {
         "address": "pbm@localhost",
         "operator_address": "",
         "bounce_address": "",
+        "seek_pairing": "on",
     },
     "smtp": {
         "host": "",
@@ -65,6 +66,8 @@ NOTES = {
     "showing the board's picture; each user changes it with `html U P on|off`.",
     "web.base_url": "The http(s) address of the web view: when set, every board mail "
     "links to <base_url>/<game>/<board>.",
+    "server.seek_pairing": "on|off: whether open seeks (<game> seek U P N) pair themselves "
+    "and start boards; off, seek is only the number the standings show.",
 }
 
 
@@ -84,8 +87,13 @@ TEXT_KEYS = {
     "web.base_url",
     "mail.html",
     "web.host",
+    "server.seek_pairing",
 }
-CHOICES = {"smtp.security": ("none", "ssl", "starttls"), "mail.html": ("on", "off")}
+CHOICES = {
+    "smtp.security": ("none", "ssl", "starttls"),
+    "mail.html": ("on", "off"),
+    "server.seek_pairing": ("on", "off"),
+}
 # A base URL: http(s), a host, an optional port and path; no query, fragment, space or quote,
 # since it is written into every board mail and into an HTML attribute.
 MAX_BASE_URL_CHARS = 48
