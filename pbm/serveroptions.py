@@ -1,5 +1,6 @@
-"""The server options of a board and of a seek (docs/spec/server.md §2.2): the correspondence
-clock's `--time` and `--cap` (§9.5), and a seek's own `--rating` and `--days` (§11.2).
+"""The server options of a board and of a seek (docs/spec/server.md §2.2): the
+correspondence clock's `--time` and `--cap` (docs/spec/server.md §9.5), and a seek's own
+`--rating` and `--days` (docs/spec/server.md §11.2).
 
 Each parser takes the option's value as the mail gave it (None for a bare `--time`) and
 returns what is stored, or raises ValueError with the message the sender is shown.

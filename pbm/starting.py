@@ -1,5 +1,6 @@
 """Starting a board (docs/spec/server.md §3.4): the one path a challenge, an accepted
-invitation (§11.1) and a pair of open seeks (§11.2) all take."""
+invitation (docs/spec/server.md §11.1) and a pair of open seeks (docs/spec/server.md
+§11.2) all take."""
 
 import secrets
 from datetime import timedelta

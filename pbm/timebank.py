@@ -2,9 +2,9 @@
 
 A bank starts at the initial time, loses what each ply of its seat was charged and gains
 the increment after each of its moves, up to the cap. The charge is stored with the ply
-(its clock time, §1.6), so the banks derive from the move log alone and a replay gives
+(its clock time, docs/spec/server.md §1.6), so the banks derive from the move log alone and a replay gives
 the same times. Only the running clock of the seat on move is worked out from the time
-now, leaving out its player's vacation within the year's allowance (§9.4).
+now, leaving out its player's vacation within the year's allowance (docs/spec/server.md §9.4).
 """
 
 from dataclasses import dataclass
@@ -55,7 +55,7 @@ def apply_ply(terms: ClockTerms, banks: list[int], ply) -> None:
     if ply.kind in GAINING_KINDS:
         banks[seat] = min(terms.cap, banks[seat] + terms.increment)
     if ply.kind == "swap":
-        # The holders of seats 0 and 1 exchange (§3.5.3): each keeps their own bank.
+        # The holders of seats 0 and 1 exchange (docs/spec/server.md §3.5.3): each keeps their own bank.
         banks[0], banks[1] = banks[1], banks[0]
 
 

@@ -366,3 +366,11 @@ def test_a_board_without_a_clock_keeps_its_mails_and_rules(players, clock):
     h.ok("cleanup", sender=None)
     mails = fresh(h)
     assert mails[ALICE][0]["Subject"] == "KnightPanic board 101 has been removed"
+
+
+def test_help_explains_clocks(harness):
+    mail = harness.ok("help clocks", sender=None).printed[0]
+    assert mail.subject == "Help clocks"
+    body = " ".join(mail.body.split())
+    assert "--time=<days>d+<hours>h" in body and "A vacation" in body
+    assert "help clocks" in " ".join(harness.ok("help", sender=None).printed[0].body.split())

@@ -277,3 +277,18 @@ def test_robots_accept_their_own_games_invitations_and_decline_others(players):
     assert board_row(h, 101, "knightpanic")[1] == ["alice", "robo"]
     result = send(h, ALICE, "knightpanic invite alice secret loxbot")
     assert "loxbot is a robot that plays only Lox: it declines" in h.last_error_text(result)
+
+
+@pytest.mark.parametrize(
+    "word, says",
+    [
+        ("invite", "An invitation reserves a board number"),
+        ("decline", "Declines an invitation"),
+        ("invitations", 'With "on", a challenge that names you'),
+        ("accept", "or an invitation"),
+    ],
+)
+def test_help_for_each_invitation_command(harness, word, says):
+    mail = harness.ok(f"help {word}", sender=None).printed[0]
+    assert mail.subject == f"Help {word}"
+    assert says in " ".join(mail.body.split())

@@ -282,3 +282,12 @@ def test_a_count_above_one_pairs_several_times_in_one_transaction(players):
     left, boards, _ = counts(h.home)
     assert left == {"alice": 0, "bob": 1, "carol": 0} and len(boards) == 4
     assert sum("carol" in b for b in boards) == 3
+
+
+@pytest.mark.parametrize(
+    "word, says",
+    [("seek", "Open seeks pair you with other players"), ("seeks", "Lists who seeks boards")],
+)
+def test_help_for_each_seek_command(harness, word, says):
+    mail = harness.ok(f"help {word}", sender=None).printed[0]
+    assert says in " ".join(mail.body.split())

@@ -1,6 +1,6 @@
 """Invitations (docs/spec/server.md §11.1): kept apart from the boards until they start,
 with each seat's answer and its invitation token; and who takes challenges only as
-invitations (§3.9)."""
+invitations (docs/spec/server.md §3.9)."""
 
 import json
 
@@ -132,7 +132,7 @@ class Invitations(Repository):
         ).rowcount
 
     def wants_invitations(self, game: str, userid: str) -> bool:
-        """The user takes challenges of the game only as invitations (§3.9)."""
+        """The user takes challenges of the game only as invitations."""
         return bool(
             self._value(
                 "SELECT invitations FROM challenge_settings WHERE game = ? AND userid = ?",

@@ -99,7 +99,7 @@ class ChallengeSettingsRecord(Record):
     max_active: int | None
     seeking: int
     inactive: int
-    invitations: int = 0  # challenges naming the user become invitations (§3.9)
+    invitations: int = 0  # challenges naming the user become invitations
 
 
 class BoardRecord(Record):

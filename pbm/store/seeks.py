@@ -1,5 +1,6 @@
 """Open seeks (docs/spec/server.md §11.2): the terms of a user's seeking count in a game.
-The count itself stays in challenge_settings, where the standings read it (§3.9)."""
+The count itself stays in challenge_settings, where the standings read it (docs/spec/server.md
+§3.9)."""
 
 import json
 
