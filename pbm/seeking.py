@@ -117,7 +117,7 @@ def pair(ctx, game, userid: str | None = None) -> list:
 def _with_robots(ctx, game, seekers, records, mine):
     """The oldest seek that robots may answer now (docs/spec/server.md §11.2), with the
     robots nearest its seeker's rating, or None."""
-    answerers = [r for r in ctx.store.robots.seek_answerers(game.name)]
+    answerers = ctx.store.robots.seek_answerers(game.name)
     if not answerers:
         return None
     for seeker in [mine] if mine is not None else seekers:
