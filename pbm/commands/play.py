@@ -5,7 +5,6 @@ from ..boards import VOTE_NAMES
 from ..clock import stamp
 from ..game import MoveError
 from ..grammar import command, parse_board, split_guard
-from ..invitations import from_challenge
 from ..starting import seating_problems, start_board
 
 VOTE_WORDS = ("propose", "undo", "accept", "reject")
@@ -36,7 +35,10 @@ def challenge(ctx):
     ctx.check_daily_limit("challenge", "challenges_per_day", "challenges")
     wanting = {u for u in userids if ctx.store.invitations.wants_invitations(game.name, u)}
     if wanting:
-        # docs/spec/server.md §3.4: they take challenges only as invitations.
+        # docs/spec/server.md §3.4: they take challenges only as invitations. Deferred: a
+        # move mail loads this module, and only such a challenge needs invitations.
+        from ..invitations import from_challenge
+
         from_challenge(ctx, game, userids, options, ctx.parsed.server_options, wanting)
         return
     start_board(
