@@ -11,6 +11,7 @@ Only then does it overwrite the live database through SQLite under the home's ex
 lock (see homelock), so no mail is handled half on the old and half on the new state."""
 
 import gzip
+import io
 import os
 import shutil
 import tarfile
@@ -180,13 +181,19 @@ class _Bounded:
     def tell(self) -> int:
         return self.stream.tell()
 
+    def write(self, data: bytes) -> int:
+        raise io.UnsupportedOperation("a backup is only read")
+
+    def close(self) -> None:
+        """The gzip stream beneath is closed by its own `with`."""
+
 
 def _unpack(archive_path: Path, scratch: Path, config) -> dict:
     """The archive's files by name, written into scratch; anything but our three plain
     files, or more than they may hold, or more than the disk can take, is refused."""
     caps = {DATABASE: config.number("backup.max_restore_megabytes") * MEGABYTE}
     caps.update(HOME_FILE_CAPS)
-    found = {}
+    found: dict[str, Path] = {}
     try:
         with open(archive_path, "rb") as raw, gzip.GzipFile(fileobj=raw, mode="rb") as stream:
             bounded = _Bounded(stream, sum(caps.values()) + TAR_OVERHEAD)

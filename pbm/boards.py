@@ -4,6 +4,7 @@ plies, automatic steps, leaving (resignation, forfeit, withdrawal), total time, 
 The board records what happened (events, a removal) and leaves the mails to its caller."""
 
 import json
+from datetime import timedelta
 
 from .clock import DAY, parse_stamp, seconds_between, stamp
 from .game import MoveError, Outcome
@@ -11,6 +12,8 @@ from .grammar import DIGITS_RE
 from .position import FORFEITED, PLAYING, RESIGNED, canonical_ply, replay, scores
 from .ratings import apply_result
 from .store import BoardRecord, PlyRecord
+from .timebank import ClockTerms, banks_after, running_seconds
+from .vacations import allowance_seconds, vacation_state
 
 MAX_AUTOMATIC_ROUNDS = 1000
 VOTE_NAMES = {"draw": "draw proposal", "undo": "undo request"}
@@ -27,6 +30,7 @@ class Board:
         self.row = row
         self.game = ctx.server.game_for_board(row.game)
         self.options = json.loads(row.options)
+        self.clock = ClockTerms.of_board(row)  # the correspondence clock, or None
         stored = row.id is not None
         self.seat_userids = self.store.boards.seat_userids(row.id) if stored else seat_userids
         self.plies = self.store.boards.plies(row.id) if stored else list(plies or [])
@@ -133,6 +137,11 @@ class Board:
         """Append one ply; any ply cancels a pending vote and every submission."""
         moment = self.ctx.now
         charged = 0 if auto else seconds_between(self.row.last_move_at, moment)
+        clock_charged = None
+        if self.clock is not None:
+            # Only the seat on move has a clock running (a departure out of turn costs none).
+            running = not auto and seat == self.position.to_move()
+            clock_charged = self.clock_running(seat) if running else 0
         ply = PlyRecord(
             ply=self.position.move_number,
             seat=seat,
@@ -142,6 +151,7 @@ class Board:
             auto=int(auto),
             charged=charged,
             created_at=stamp(moment),
+            clock_charged=clock_charged,
         )
         self.store.boards.append_ply(
             self.id,
@@ -153,6 +163,7 @@ class Board:
             auto=auto,
             charged=charged,
             at=ply.created_at,
+            clock_charged=clock_charged,
         )
         self.row = self.row._replace(last_move_at=ply.created_at)
         self.position.apply(ply)
@@ -259,15 +270,52 @@ class Board:
         return self.position.time_used[seat] + running >= total_days * DAY.total_seconds()
 
     def forfeit_if_out_of_time(self, seat: int) -> bool:
-        """With --totaltime, a seat past its allowance forfeits; True if it did."""
-        if not self.total_time_exceeded(seat):
-            return False
+        """With --totaltime, a seat past its allowance forfeits, and with --time one whose
+        bank is empty (docs/spec/server.md §9.5); True if it did."""
         userid = self.position.holders[seat]
-        days = self.row.total_days
-        self.leave(
-            seat, "forfeit", f"{userid} forfeits: exceeded the total time limit of {days} days."
-        )
+        if self.total_time_exceeded(seat):
+            days = self.row.total_days
+            event = f"{userid} forfeits: exceeded the total time limit of {days} days."
+        elif self.clock is not None and self.clock_left(seat) <= 0:
+            event = f"{userid} forfeits: their clock ran out."
+        else:
+            return False
+        self.leave(seat, "forfeit", event)
         return True
+
+    # -- the correspondence clock (docs/spec/server.md §9.5) --------------------------------
+
+    def clock_running(self, seat: int) -> int:
+        """Seconds the clock of the seat (on move) has run since the last ply, less its
+        player's vacation within the allowance."""
+        userid = self.position.holders[seat]
+        return running_seconds(
+            parse_stamp(self.row.last_move_at),
+            self.ctx.now,
+            self.store.users.vacations(userid),
+            allowance_seconds(self.ctx.config),
+        )
+
+    def banks(self) -> list[int]:
+        """Each seat's bank now, in seconds: the seat on move's less its running clock."""
+        banks = banks_after(self.clock, self.position.seats, self.position.plies)
+        seat = self.position.to_move() if self.active else None
+        if seat is not None:
+            banks[seat] -= self.clock_running(seat)
+        return banks
+
+    def clock_left(self, seat: int) -> int:
+        return self.banks()[seat]
+
+    def clock_deadline(self):
+        """(seat on move, when its bank runs out): None for the time when its player is on
+        vacation, which stops the clock; None for no seat on a finished board."""
+        seat = self.position.to_move() if self.active else None
+        if seat is None:
+            return None
+        if vacation_state(self.store, self.position.holders[seat], self.ctx.now).on:
+            return seat, None
+        return seat, self.ctx.now + timedelta(seconds=max(0, self.clock_left(seat)))
 
     # -- votes (docs/spec/server.md §3.6) ----------------------------------------------------
 

@@ -4,16 +4,20 @@ vacations past their allowance, and housekeeping. Each board has its own transac
 import logging
 from datetime import timedelta
 
+from . import invitations, seeking
 from .boards import VOTE_NAMES, Board
 from .bounces import TEMPORARY_WINDOW, unreachable
 from .clock import DAY, parse_stamp, show_time, stamp
 from .mailout import flush
 from .replies import reply_address
 from .summary import next_lines, state_line
+from .timebank import show_left
 from .vacations import allowance_seconds, vacation_body, vacation_state
 
 log = logging.getLogger("pbm.cleanup")
 INBOX_KEEP = timedelta(days=30)
+# An invitation that ended tells late answers what became of it, for as long as this.
+INVITATIONS_KEEP = timedelta(days=30)
 DIGEST_EVERY = DAY - timedelta(minutes=30)  # a daily cron run a little early still sends
 
 
@@ -30,6 +34,21 @@ def run_cleanup(server, games=None, mode="full", dry_run=False) -> list[str]:
             f"board {row.game} {row.number}",
         )
     if mode == "full":
+        _in_transaction(
+            server,
+            dry_run,
+            lambda ctx: report.extend(invitations.lapse_due(ctx)),
+            report,
+            "invitations",
+        )
+        for name in games:
+            _in_transaction(
+                server,
+                dry_run,
+                lambda ctx, name=name: report.extend(seeking.cleanup(ctx, ctx.server.games[name])),
+                report,
+                f"seeks of {name}",
+            )
         _in_transaction(
             server, dry_run, lambda ctx: _archive(ctx, games, report), report, "archiving"
         )
@@ -75,10 +94,12 @@ def _clean_board(ctx, board_id, mode, report):
     forfeit_after = timedelta(days=row.forfeit_days)
     seat = board.position.to_move()
     userid = board.position.holders[seat] if seat is not None else None
-    if mode == "full" and seat is not None and board.forfeit_if_out_of_time(seat):
-        ctx.announce(board)
-        report.append(f"{board.title_name}: {userid} forfeits (total time)")
-        return
+    if mode == "full" and seat is not None:
+        why = "total time" if board.total_time_exceeded(seat) else "clock"
+        if board.forfeit_if_out_of_time(seat):
+            ctx.announce(board)
+            report.append(f"{board.title_name}: {userid} forfeits ({why})")
+            return
     vote = board.vote()
     if vote is not None:
         created = parse_stamp(vote.created_at)
@@ -124,6 +145,9 @@ def _clean_board(ctx, board_id, mode, report):
     if state.on:
         return
     last_move = parse_stamp(row.last_move_at)
+    if board.clock is not None:
+        _nag_clocked(ctx, board, seat, userid, report)
+        return
     idle_since = max(last_move, state.returned_at or last_move)
     if mode == "full" and now - idle_since >= forfeit_after:
         board.leave(seat, "forfeit", f"{userid} forfeits: no move in {row.forfeit_days} days.")
@@ -138,6 +162,27 @@ def _clean_board(ctx, board_id, mode, report):
         _nag(ctx, board, userid, text, report)
         ctx.store.boards.set_nagged(board.id, stamp(now))
         report.append(f"{board.title_name}: nag to {userid}")
+
+
+def _nag_clocked(ctx, board, seat, userid, report):
+    """A clocked board loses on time, not after idle days (docs/spec/server.md §9.5): its
+    player on move is nagged after nag_days without a move, or when less than a day is
+    left on their clock."""
+    row = board.row
+    idle = ctx.now - parse_stamp(row.last_move_at)
+    left = board.clock_left(seat)
+    if idle < timedelta(days=row.nag_days) and left >= DAY.total_seconds():
+        return
+    if not _may_nag(row.last_nag_at, row.last_move_at, ctx.now):
+        return
+    _, until = board.clock_deadline()
+    text = (
+        f"Reminder: it is your move on {board.title_name}. You have {show_left(left)} left on "
+        f"your clock, until {show_time(until)}. If you do not move by then, you lose on time."
+    )
+    _nag(ctx, board, userid, text, report)
+    ctx.store.boards.set_nagged(board.id, stamp(ctx.now))
+    report.append(f"{board.title_name}: nag to {userid}")
 
 
 def _may_nag(last_nag_at, last_move_at, now) -> bool:
@@ -231,6 +276,9 @@ def _prune(ctx, report):
     pruned = ctx.store.limits.prune_inbox(stamp(ctx.now - INBOX_KEEP))
     if pruned:
         report.append(f"{pruned} old inbox keys pruned")
+    ended = ctx.store.invitations.prune(stamp(ctx.now - INVITATIONS_KEEP))
+    if ended:
+        report.append(f"{ended} invitations ended long ago pruned")
     expired = ctx.store.users.prune_reset_codes(stamp(ctx.now))
     if expired:
         report.append(f"{expired} expired password reset codes pruned")

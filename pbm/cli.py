@@ -517,7 +517,12 @@ def robots_list(obj):
     finally:
         store.close()
     for account in accounts:
-        click.echo(f"{account.userid}: {account.game} {account.robot}, {account.seconds:g}s a move")
+        seeks = ""
+        if account.seek_after_hours is not None:
+            seeks = f", answers seeks after {account.seek_after_hours:g} hours"
+        click.echo(
+            f"{account.userid}: {account.game} {account.robot}, {account.seconds:g}s a move{seeks}"
+        )
     if not accounts:
         click.echo("No robot accounts.")
     click.echo("Installed robots:")
@@ -541,6 +546,41 @@ def robots_remove(obj, userid):
     finally:
         store.close()
     click.echo(f"Robot {userid.lower()} removed.")
+
+
+MAX_SEEK_WAIT_HOURS = 24 * 60
+
+
+@robots.command("seeks")
+@click.argument("userid")
+@click.argument("hours")
+@click.pass_obj
+def robots_seeks(obj, userid, hours):
+    """The robot answers the open seeks of its game that waited HOURS without a human
+    match (0: at once), or none with `off` (docs/spec/server.md §11.2)."""
+    if hours.lower() == "off":
+        wait = None
+    else:
+        try:
+            wait = float(hours)
+        except ValueError:
+            wait = -1.0
+        if not 0 <= wait <= MAX_SEEK_WAIT_HOURS:
+            raise click.BadParameter(
+                f"hours from 0 to {MAX_SEEK_WAIT_HOURS}, or off", param_hint="HOURS"
+            )
+    store = _open_store(obj["config"])
+    try:
+        with store.write():
+            if store.robots.get(userid.lower()) is None:
+                raise click.ClickException(f'"{userid}" is not a robot')
+            store.robots.set_seek_after(userid.lower(), wait)
+    finally:
+        store.close()
+    if wait is None:
+        click.echo(f"Robot {userid.lower()} answers no seeks.")
+    else:
+        click.echo(f"Robot {userid.lower()} answers seeks that waited {wait:g} hours.")
 
 
 @robots.command("run")

@@ -17,6 +17,7 @@ DEFAULTS = {
         "address": "pbm@localhost",
         "operator_address": "",
         "bounce_address": "",
+        "seek_pairing": "on",
     },
     "smtp": {
         "host": "",
@@ -90,6 +91,8 @@ NOTES = {
     "command after this long, however busy it keeps.",
     "backup.max_restore_megabytes": "The largest database `pbm restore` unpacks; "
     "`pbm backup` warns when the database has outgrown it.",
+    "server.seek_pairing": "on|off: whether open seeks (<game> seek U P N) pair themselves "
+    "and start boards; off, seek is only the number the standings show.",
 }
 
 
@@ -111,8 +114,13 @@ TEXT_KEYS = {
     "web.host",
     "dkim.selector",
     "dkim.public_key",
+    "server.seek_pairing",
 }
-CHOICES = {"smtp.security": ("none", "ssl", "starttls"), "mail.html": ("on", "off")}
+CHOICES = {
+    "smtp.security": ("none", "ssl", "starttls"),
+    "mail.html": ("on", "off"),
+    "server.seek_pairing": ("on", "off"),
+}
 # Whole numbers where 0 would stop the service rather than lift a limit.
 AT_LEAST_ONE = {
     "listen.max_recipients",

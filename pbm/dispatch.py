@@ -25,6 +25,7 @@ from .replies import LIFETIME as TOKEN_LIFETIME
 from .replies import (
     TOKEN_PASSWORD,
     Grant,
+    InvitationGrant,
     ResetGrant,
     mac_matches,
     new_token,
@@ -48,7 +49,7 @@ from .unsubscribe import list_headers, list_id
 
 log = logging.getLogger("pbm.dispatch")
 # Mail a user did not ask for, capped per day so nobody can be mail-bombed through us.
-CAPPED_KINDS = ("message", "chat", "new_board")
+CAPPED_KINDS = ("message", "chat", "new_board", "invitation")
 
 QUOTED_BODY_LINES = 20
 
@@ -187,7 +188,9 @@ class Server:
                 # quoted, only the command built here, whose password the quote masks.
                 request = replace(request, text=text[0] if text else "", body="", body_lines=[])
             else:
-                grant, text, problem = self._token_command(request)
+                grant, text, problem = self._invitation_reply(request) or self._token_command(
+                    request
+                )
                 if problem is None:
                     request = replace(request, body=self._token_body(request, text))
             if problem is not None:
@@ -280,6 +283,13 @@ class Server:
             )
         grant = Grant(row.game, row.number, row.userid, row.move_number)
         return grant, token_command(row.game, row.number, row.userid, request.text), None
+
+    def _invitation_reply(self, request):
+        """The answer a reply to an invitation mail runs (docs/spec/server.md §11.3), as
+        _token_command gives a board reply's; None for a token of another kind."""
+        from .invitations import invitation_reply  # deferred: only such a reply needs it
+
+        return invitation_reply(self, request)
 
     @staticmethod
     def _reset_token_command(request, reset):
@@ -535,6 +545,7 @@ class Context:
         self.refused = False
         self.userid: str | None = None  # the authenticated user
         self.board: Board | None = None  # the board loaded before the password (before_auth)
+        self.invitation = None  # or the invitation it answers (docs/spec/server.md §11.1)
         self.failed_logins: list[str] = []
         self.proven_userids: list[str] = []  # accounts whose password came from the sender
         self.sender_key = (request.sender or "").lower()
@@ -562,6 +573,11 @@ class Context:
                 if isinstance(self.grant, Grant):
                     self._check_grant_is_current()
                 if isinstance(self.grant, ResetGrant) and self.spec.word != "reset":
+                    self.abort("This reply address is not valid for this command")
+                if isinstance(self.grant, InvitationGrant) and self.spec.word not in (
+                    "accept",
+                    "decline",
+                ):
                     self.abort("This reply address is not valid for this command")
                 if self.spec.before_auth is not None:
                     self.spec.before_auth(self)
@@ -711,7 +727,7 @@ class Context:
 
     def authenticate(self, userid: str, password: str):
         userid = userid.lower()
-        if isinstance(self.grant, Grant):
+        if isinstance(self.grant, (Grant, InvitationGrant)):
             # The command was built from the token (replies.token_command), so it names the
             # token's own user and board; the check is kept against any other use.
             user = self.store.users.get(userid)

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from .game import GAME_NAME_RE
+from .serveroptions import SEEK_ONLY, clock_options, seek_options
 
 MAX_COMMAND_CHARS = 512
 MAX_COMMAND_TOKENS = 64
@@ -31,7 +32,8 @@ COMMAND_VOCABULARY = frozenset(
     """help signup add change signoff delete list message broadcast multiple all vacation cleanup
     standings ratings history games show showas replay challenge move board mvoe pass swap resign
     propose undo accept reject queue qmove qboard moveq boardq submit confirm preview chat
-    subscribe unsubscribe notify limit seek invite decline digest html export forgot reset subjects""".split()
+    subscribe unsubscribe notify limit seek invite decline digest html export forgot reset subjects
+    invitations seeks""".split()
 )
 RESERVED_WORDS = COMMAND_VOCABULARY | frozenset(
     "all active inactive next archived tournament standard board new on off none cancel inf".split()
@@ -76,6 +78,8 @@ class CommandSpec:
     min_abbrev: int | None = None
     subword: str | None = None
     takes_options: bool = False
+    # The options of SEEK_ONLY this command takes besides the board's (seek's --rating).
+    own_options: tuple[str, ...] = ()
     min_args: int = 0
     max_args: int | None = None
     # Argument positions of passwords, and of the (userid, password) the dispatcher checks
@@ -189,7 +193,7 @@ def tokenize(text: str) -> list[str]:
     return tokens
 
 
-SERVER_OPTION_NAMES = ("nagtime", "forfeittime", "totaltime")
+SERVER_OPTION_NAMES = ("nagtime", "forfeittime", "totaltime", "time", "cap", *SEEK_ONLY)
 
 
 def extract_options(tokens, timeouts=(7, 21)):
@@ -234,11 +238,16 @@ def _check_server_options(raw, timeouts):
     forfeit = days("forfeittime", floor, 365, forfeit_message)
     if forfeit is not None:
         options["forfeit_days"] = forfeit
-    elif floor > timeouts[1]:
+    elif floor > timeouts[1] and "time" not in raw:
         raise GrammarError(f"{forfeit_message} (the default is {timeouts[1]})")
     total = days("totaltime", 0, 3650, "--totaltime must be between 0 and 3650 days")
     if total is not None:
         options["total_days"] = total
+    try:
+        options.update(clock_options(raw))
+        options.update(seek_options(raw))
+    except ValueError as error:
+        raise GrammarError(str(error)) from error
     return options
 
 
@@ -328,6 +337,14 @@ def parse(text: str, games: dict, timeouts=(7, 21)) -> Parsed:
         raise GrammarError(
             f"The {spec.word} command takes no options", game=game, spec=spec, words=args
         )
+    for name, key in SEEK_ONLY.items():
+        if key in server_options and name not in spec.own_options:
+            raise GrammarError(
+                f"The {spec.word} command takes no --{name} option",
+                game=game,
+                spec=spec,
+                words=args,
+            )
     if len(args) < spec.min_args or (spec.max_args is not None and len(args) > spec.max_args):
         raise GrammarError(f'Syntax is "{spec.syntax_for(game)}"', game=game, spec=spec, words=args)
     return Parsed(spec, game, args, params, server_options, tokens)

@@ -11,6 +11,11 @@ A reset token (docs/spec/server.md §3.2.3) has the same shape, but its id lives
 account's password_resets row, never in reply_tokens, and its MAC is taken over a message
 that starts with RESET_KIND, which no board token's message can (a board token's id is
 base32, without a dash): a board token never resets a password, a reset token never moves.
+
+An invitation token (docs/spec/server.md §11.1) is the third kind: its id lives in the
+invitee's row of the invitation, and its MAC is taken over a message that starts with
+INVITATION_KIND. It only ever answers `accept` or `decline` to that invitation: it never
+moves or votes, and no board token answers an invitation.
 """
 
 import base64
@@ -30,6 +35,7 @@ LIFETIME = timedelta(days=30)
 # by pbm, never read from a mail, and its context holds the grant: the word is not checked.
 TOKEN_PASSWORD = "(reply-token)"
 RESET_KIND = "password-reset"
+INVITATION_KIND = "invitation"
 # The reply's first word, when it is one of these, names the command; any other first line
 # is a move. Chat takes no move-number guard: it changes nothing on the board.
 REPLY_WORDS = (
@@ -65,6 +71,15 @@ class ResetGrant:
     token_id: str
 
 
+@dataclass(frozen=True)
+class InvitationGrant:
+    """What a valid invitation token lets its reply do: answer one invitation for one user."""
+
+    game: str
+    number: int
+    userid: str
+
+
 def _b32(data: bytes) -> str:
     return base64.b32encode(data).decode("ascii").lower()
 
@@ -94,6 +109,26 @@ def new_reset_token(key: bytes, userid: str):
 def reset_mac_matches(key: bytes, token: str, userid: str) -> bool:
     token_id, mac = split_token(token)
     return hmac.compare_digest(mac, _reset_mac(key, token_id, userid))
+
+
+def _invitation_mac(key: bytes, token_id: str, game: str, number: int, userid: str) -> str:
+    message = "\0".join((INVITATION_KIND, token_id, game, str(number), userid)).encode()
+    return _b32(hmac.new(key, message, hashlib.sha256).digest()[:MAC_BYTES])
+
+
+def new_invitation_id() -> str:
+    """The id of an invitee's invitation token, kept in their row of the invitation."""
+    return _b32(secrets.token_bytes(ID_BYTES))
+
+
+def invitation_token(key: bytes, token_id: str, game: str, number: int, userid: str) -> str:
+    """The token of an invitation mail's Reply-To, the same for every mail of the invitation."""
+    return token_id + _invitation_mac(key, token_id, game, number, userid)
+
+
+def invitation_mac_matches(key: bytes, token: str, game: str, number: int, userid: str) -> bool:
+    token_id, mac = split_token(token)
+    return hmac.compare_digest(mac, _invitation_mac(key, token_id, game, number, userid))
 
 
 def split_token(token: str):

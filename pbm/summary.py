@@ -5,6 +5,7 @@ from datetime import timedelta
 from .bounces import reachability_lines
 from .clock import parse_stamp, show_duration, show_time
 from .game import format_option
+from .timebank import show_left
 from .vacations import vacation_state
 
 MAIL_WIDTH = 76
@@ -123,7 +124,9 @@ def timing_lines(board, position, moment, defaults) -> list[str]:
     else:
         lines.append(f"It is now....... {show_time(moment)}")
         seat = position.to_move()
-        if seat is not None:
+        if seat is not None and board.clock is not None:
+            lines.append(_clock_deadline_line(board))
+        elif seat is not None:
             deadline = parse_stamp(row.last_move_at) + timedelta(days=row.forfeit_days)
             lines.append(
                 f"Deadline........ {show_time(deadline)} "
@@ -135,6 +138,8 @@ def timing_lines(board, position, moment, defaults) -> list[str]:
         lines.append(f"Forfeit time.... {row.forfeit_days} days")
     if row.total_days:
         lines.append(f"Total time...... {row.total_days} days")
+    if board.clock is not None:
+        lines.append(f"Clock........... {board.clock.describe()}")
     lines.append("Time used by players:")
     labels = [
         f"{position.holders[s]} ({board.game.player_names[s]}):" for s in range(position.seats)
@@ -143,7 +148,28 @@ def timing_lines(board, position, moment, defaults) -> list[str]:
     for seat, label in enumerate(labels):
         lines.append(label.ljust(column) + show_duration(position.time_used[seat]))
     lines.append("Total:".ljust(column) + show_duration(sum(position.time_used)))
+    if board.clock is not None:
+        lines.append("Time left:")
+        for label, left in zip(labels, board.banks()):
+            lines.append(label.ljust(column) + show_left(left))
     return lines
+
+
+def _clock_deadline_line(board) -> str:
+    seat, until = board.clock_deadline()
+    userid = board.position.holders[seat]
+    if until is None:
+        return f"Deadline........ none while {userid} is on vacation (the clock is stopped)"
+    return f"Deadline........ {show_time(until)} ({userid} loses on time)"
+
+
+def clock_line(board, seat) -> str:
+    """What the player on move of a clocked board is told (docs/spec/server.md §9.5)."""
+    _, until = board.clock_deadline()
+    left = show_left(board.clock_left(seat))
+    if until is None:
+        return f"You have {left} left; your clock is stopped while you are on vacation."
+    return f"You have {left} left, until {show_time(until)}."
 
 
 def needs_timing(board, defaults) -> bool:
@@ -153,12 +179,21 @@ def needs_timing(board, defaults) -> bool:
         or row.nag_days != defaults["nag_days"]
         or row.forfeit_days != defaults["forfeit_days"]
         or bool(row.total_days)
+        or board.clock is not None
     )
 
 
 def personal_lines(board, viewer) -> list[str]:
-    """What only this recipient is told: their queued move and queued resignation."""
+    """What only this recipient is told: the time left on their clock when they are on move,
+    their queued move and queued resignation."""
     lines = []
+    on_move = board.position.to_move()
+    if (
+        board.clock is not None
+        and on_move is not None
+        and board.position.holders[on_move] == viewer
+    ):
+        lines.append(clock_line(board, on_move))
     for seat in board.position.seats_of(viewer) if viewer else []:
         pending = board.store.votes.queued(board.id, seat)
         if pending is None:

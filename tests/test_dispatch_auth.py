@@ -16,6 +16,10 @@ WRONG_PASSWORD = [
     "knightpanic vacation alice wrong",
     "knightpanic limit alice wrong 3",
     "knightpanic seek alice wrong 2",
+    "knightpanic invite alice wrong carol",
+    "knightpanic invitations alice wrong on",
+    "knightpanic decline 102 carol wrong",
+    "knightpanic accept 102 carol wrong",
     "knightpanic accept alice wrong",
     "knightpanic reject alice wrong",
     "knightpanic notify alice wrong",
@@ -47,6 +51,7 @@ WRONG_PASSWORD = [
 def board(harness):
     harness.signup("alice", "bob", "carol")
     harness.ok("knightpanic challenge alice bob")
+    harness.ok("knightpanic invite bob secret carol")  # invitation 102
     return harness
 
 
@@ -75,6 +80,7 @@ def test_a_wrong_password_is_refused_before_the_handler(board, text):
         ("knightpanic chat 999 alice wrong", "KnightPanic board 999 not found"),
         ("knightpanic accept 999 alice wrong", "KnightPanic board 999 not found"),
         ("knightpanic accept alice wrong extra", 'Syntax is "knightpanic accept board'),
+        ("knightpanic decline 999 alice wrong", "KnightPanic invitation 999 not found"),
         ("knightpanic showas alice wrong -nosuch", 'Unknown view option "-nosuch" for showas'),
         ("cleanup", "only available to the operator"),
     ],

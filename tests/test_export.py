@@ -32,7 +32,13 @@ def test_export_me_mails_the_account_boards_and_results(harness):
     assert account["addresses"] == ["alice@example.org", "alice2@example.org"]
     assert account["created"]
     assert account["settings"]["challenges"] == [
-        {"game": "knightpanic", "max_active": 5, "seeking": 0, "inactive": False}
+        {
+            "game": "knightpanic",
+            "max_active": 5,
+            "seeking": 0,
+            "inactive": False,
+            "invitations": False,
+        }
     ]
     boards = {b["number"]: b for b in data["boards"]}
     assert sorted(boards) == [101, 102], "only the boards alice sits at"

@@ -78,7 +78,7 @@ def test_help_for_an_unknown_game_lists_the_games(harness):
     _, body = answer(harness, "help chess")
     assert flat(body).startswith(
         'No help available for "chess"\n\n'
-        "Help is available for: commands, tutorial, games, a command word, or a game. "
+        "Help is available for: commands, tutorial, games, clocks, a command word, or a game. "
         f"The games here are: {GAMES}.\n"
     )
 

@@ -94,6 +94,7 @@ def player_data(store, userid: str, at: str) -> dict:
                         "max_active": s.max_active,
                         "seeking": s.seeking,
                         "inactive": bool(s.inactive),
+                        "invitations": bool(s.invitations),
                     }
                     for s in store.users.challenge_settings_of(userid)
                 ],

@@ -1,11 +1,14 @@
 """Information commands: help, list, games, show (docs/spec/server.md §3.2, §3.3)."""
 
+from jinja2 import TemplateNotFound
+
+from .. import invitations
 from ..boards import Board
 from ..grammar import command, find_game, parse_board, specs_for, with_suggestion
 from ..position import replay
 from ..summary import board_table
 
-HELP_TOPICS = ("commands", "tutorial", "games")
+HELP_TOPICS = ("commands", "tutorial", "games", "clocks")
 EXCLUSIVE_SELECTORS = ("active", "inactive", "archived", "next")
 
 
@@ -62,6 +65,8 @@ def _help_text(ctx, subject):
         return ctx.render("help/tutorial.txt", games=list(games.values()))
     if word == "games":
         return ctx.render("help/games.txt", games=list(games.values()))
+    if word == "clocks":
+        return ctx.render("help/clocks.txt")
     game = find_game(word, games)
     if game is not None:
         return _game_help(game)
@@ -72,8 +77,16 @@ def _help_text(ctx, subject):
         if word in (s.word, *s.aliases)
     ]
     if specs:
-        return ctx.render("help/command.txt", specs=specs)
+        return ctx.render("help/command.txt", specs=specs, details=_details(ctx, specs[0].word))
     return None
+
+
+def _details(ctx, word: str) -> str:
+    """More about a command than its summary line, where templates/help/command/ has it."""
+    try:
+        return ctx.render(f"help/command/{word}.txt")
+    except TemplateNotFound:
+        return ""
 
 
 def _game_help(game) -> str:
@@ -107,7 +120,7 @@ def list_(ctx):
         chosen.append(game)
     for game in dict.fromkeys(chosen):
         boards = [Board(ctx, row) for row in ctx.store.boards.of_game(game.name)]
-        _games_mail(ctx, game, boards, None)
+        _games_mail(ctx, game, boards, None, invitations.listing(ctx, game))
 
 
 def _players(game) -> str:
@@ -118,15 +131,29 @@ def _players(game) -> str:
 
 @command("games", "game", "{game} games [userid...] [active|inactive|archived|next|all]")
 def games(ctx):
-    """Lists the boards of the game, optionally of some users or a selector."""
+    """Lists the boards of the game, and its open invitations, optionally of some users or a
+    selector."""
     boards = _select(ctx, ctx.args, default="all")
-    _games_mail(ctx, ctx.game, boards, _heading(ctx.args))
+    _games_mail(ctx, ctx.game, boards, _heading(ctx.args), _invitation_lines(ctx, ctx.args))
 
 
-def _games_mail(ctx, game, boards, heading):
+def _invitation_lines(ctx, args) -> list[str]:
+    """The open invitations the named users sent or received (docs/spec/server.md §11.1):
+    none for a selector of boards that have been played or are on move."""
+    words = [a.lower() for a in args]
+    if {"inactive", "archived", "next", "tournament"} & set(words):
+        return []
+    selectors = EXCLUSIVE_SELECTORS + ("all", "standard")
+    return invitations.listing(ctx, ctx.game, [w for w in words if w not in selectors])
+
+
+def _games_mail(ctx, game, boards, heading, invited=()):
     title = f"List of {game.display_name} games" + (f" ({heading})" if heading else "")
     body = ctx.render(
-        "mail/board_list.txt", title=title, lines=board_table(game, boards) if boards else []
+        "mail/board_list.txt",
+        title=title,
+        lines=board_table(game, boards) if boards else [],
+        invitations=list(invited),
     )
     ctx.reply(f"List of {game.display_name} games", body, kind="list")
 

@@ -1,4 +1,4 @@
-"""Per-user settings: challenge acceptance, limits and seeking (docs/spec/server.md §3.9),
+"""Per-user settings: challenge acceptance and limits (docs/spec/server.md §3.9),
 vacations (docs/spec/server.md §9.4), and the subjects of board mails
 (docs/spec/server.md §5.3) and their HTML part (docs/spec/server.md §11.5)."""
 
@@ -61,32 +61,6 @@ def limit(ctx):
     ctx.store.users.set_challenge_limit(game.name, ctx.userid, new)
     word = "accepted" if new is None else "rejected" if new == 0 else "limited"
     _settings_mail(ctx, f"{game.display_name} challenges now {word}", _limit_text(new))
-
-
-@command(
-    "seek",
-    "game",
-    "{game} seek userid password [N]",
-    min_args=2,
-    max_args=3,
-    secrets=(1,),
-    auth=(0, 1),
-)
-def seek(ctx):
-    """Announces in the standings that you look for N more boards (0-99), or shows it."""
-    game = ctx.game
-    if len(ctx.args) == 2:
-        settings = ctx.store.users.challenge_settings(game.name, ctx.userid)
-        count = settings.seeking if settings else 0
-        text = f"You are seeking {count} {game.display_name} challenges."
-        _settings_mail(ctx, f"{game.display_name} seek status", text)
-        return
-    if not re.fullmatch(r"\d{1,2}", ctx.args[2]):
-        ctx.abort(f'Seek a number of challenges from 0 to 99, not "{ctx.args[2]}"')
-    count = int(ctx.args[2])
-    ctx.store.users.set_seeking(game.name, ctx.userid, count)
-    text = f"The {game.display_name} standings show that you seek {count} challenges."
-    _settings_mail(ctx, f"Now seeking {count} {game.display_name} challenges", text)
 
 
 def _vacation(ctx):

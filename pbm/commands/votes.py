@@ -1,8 +1,9 @@
 """The vote commands (docs/spec/server.md §3.6), and the accept/reject words they share with the
-challenge settings (docs/spec/server.md §3.9); the vote rules are in play.vote and the board
-layer."""
+challenge settings (docs/spec/server.md §3.9) and the answers to invitations
+(docs/spec/server.md §11.1); the vote rules are in play.vote and the board layer."""
 
 from ..grammar import command, parse_board
+from .invitations import answer, load_invitation
 from .play import load_named_board, playing_seats, vote
 from .settings import set_acceptance
 
@@ -36,24 +37,29 @@ def _board_form(args) -> bool:
 
 
 def _board_or_settings_form(ctx):
-    """The board of `accept B U P` is loaded before the password; three words that name no
-    board fit neither form."""
+    """The board (or the invitation) of `accept B U P` is loaded before the password; three
+    words that name no board fit neither form."""
     if _board_form(ctx.args):
-        load_named_board(ctx)
+        if not load_invitation(ctx):
+            load_named_board(ctx)
     elif len(ctx.args) != 2:
         ctx.syntax_error()
 
 
 def _accept_or_reject(word):
     def handler(ctx):
-        if ctx.board is not None:
+        if ctx.invitation is not None:
+            answer(ctx, accept=word == "accept")
+        elif ctx.board is not None:
             vote(ctx, ctx.board, word, playing_seats(ctx, ctx.board))
         else:
             set_acceptance(ctx, accept=word == "accept")
 
     handler.__doc__ = {
-        "accept": "With a board: accepts a proposed draw or undo. Without: accepts challenges.",
-        "reject": "With a board: rejects a proposed draw or undo. Without: refuses challenges.",
+        "accept": "With a board: accepts a proposed draw or undo, or an invitation. Without: "
+        "accepts challenges.",
+        "reject": "With a board: rejects a proposed draw or undo, or declines an invitation. "
+        "Without: refuses challenges.",
     }[word]
     return handler
 

@@ -1,7 +1,7 @@
 """All of pbm's SQL: the schema, its migrations, and every query the core runs, by concern.
 
 `Store` holds the connection and its transactions; `store.users`, `store.boards`,
-`store.votes`, `store.watching`, `store.ratings`, `store.limits`, `store.outbox`, `store.tokens` and `store.robots`
+`store.votes`, `store.watching`, `store.ratings`, `store.limits`, `store.outbox`, `store.tokens`, `store.robots`, `store.invitations` and `store.seeks`
 hold the queries of one concern each and hand out rows as the records of `records`.
 """
 
@@ -9,6 +9,8 @@ from .connection import Store, core_migrations, is_busy_or_full, unusable_databa
 from .records import (
     BoardRecord,
     ChallengeSettingsRecord,
+    InvitationRecord,
+    InvitationSeatRecord,
     LoggedPlyRecord,
     OutboxEntry,
     OutboxHealth,
@@ -22,6 +24,7 @@ from .records import (
     ResultRecord,
     ResultSeatRecord,
     RobotRecord,
+    SeekRecord,
     SubmissionRecord,
     UserRecord,
     VacationRecord,
@@ -31,6 +34,8 @@ from .records import (
 __all__ = [
     "BoardRecord",
     "ChallengeSettingsRecord",
+    "InvitationRecord",
+    "InvitationSeatRecord",
     "LoggedPlyRecord",
     "OutboxEntry",
     "OutboxHealth",
@@ -44,6 +49,7 @@ __all__ = [
     "ResultRecord",
     "ResultSeatRecord",
     "RobotRecord",
+    "SeekRecord",
     "Store",
     "SubmissionRecord",
     "UserRecord",

@@ -40,10 +40,14 @@ class Boards(Repository):
         created_at,
         userids,
         rated,
+        clock=(None, None, None),
     ) -> int:
+        """`clock`: the correspondence clock's initial bank, increment and cap in seconds,
+        or Nones for a board without one."""
         cursor = self.conn.execute(
             "INSERT INTO boards (game, number, status, options, seed, nag_days, forfeit_days, "
-            "total_days, created_at, last_move_at, rated) VALUES (?, ?, 'active', ?, ?, ?, ?, ?, ?, ?, ?)",
+            "total_days, created_at, last_move_at, rated, clock_initial, clock_increment, "
+            "clock_cap) VALUES (?, ?, 'active', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 game,
                 number,
@@ -55,6 +59,7 @@ class Boards(Repository):
                 created_at,
                 created_at,
                 int(rated),
+                *clock,
             ),
         )
         board_id = cursor.lastrowid
@@ -91,8 +96,8 @@ class Boards(Repository):
         """The live plies of the log, in order."""
         return self._records(
             PlyRecord,
-            "SELECT ply, seat, userid, kind, text, auto, charged, created_at FROM moves "
-            "WHERE board_id = ? AND undone_at IS NULL ORDER BY ply",
+            "SELECT ply, seat, userid, kind, text, auto, charged, created_at, clock_charged "
+            "FROM moves WHERE board_id = ? AND undone_at IS NULL ORDER BY ply",
             (board_id,),
         )
 
@@ -105,11 +110,13 @@ class Boards(Repository):
             (board_id,),
         )
 
-    def append_ply(self, board_id: int, *, ply, seat, userid, kind, text, auto, charged, at):
+    def append_ply(
+        self, board_id: int, *, ply, seat, userid, kind, text, auto, charged, at, clock_charged=None
+    ):
         self.conn.execute(
-            "INSERT INTO moves (board_id, ply, seat, userid, kind, text, auto, charged, created_at) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (board_id, ply, seat, userid, kind, text, int(auto), charged, at),
+            "INSERT INTO moves (board_id, ply, seat, userid, kind, text, auto, charged, created_at, "
+            "clock_charged) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (board_id, ply, seat, userid, kind, text, int(auto), charged, at, clock_charged),
         )
         self.conn.execute("UPDATE boards SET last_move_at = ? WHERE id = ?", (at, board_id))
 

@@ -12,10 +12,12 @@ from pathlib import Path
 from ..private import create_private
 from .boards import Boards
 from .delivery import Delivery
+from .invitations import Invitations
 from .limits import Limits
 from .outbox import Outbox
 from .ratings import Ratings
 from .robots import Robots
+from .seeks import Seeks
 from .tokens import ReplyTokens
 from .users import Users
 from .votes import Votes
@@ -465,6 +467,77 @@ def m012_bounces_and_unsubscribes(db):
     )
 
 
+@_core_step
+def m013_invitations_seeks_and_clocks(db):
+    """Finding opponents (docs/spec/server.md §11.1, §11.2, §9.5): invitations kept apart from
+    the boards until they start, each invitee's answer and invitation token; the terms of
+    each open seek; a board's correspondence clock and the clock time of each ply; who takes
+    challenges only as invitations; and which robots answer seeks."""
+    db["invitations"].create(
+        {
+            "id": int,
+            "game": str,
+            "number": int,
+            "inviter": str,
+            "options": str,
+            "server_options": str,
+            "comment_author": str,
+            "comment_text": str,
+            "created_at": str,
+            "lapses_at": str,
+            "status": str,
+            "ended_at": str,
+        },
+        pk="id",
+        not_null={
+            "game",
+            "number",
+            "options",
+            "server_options",
+            "created_at",
+            "lapses_at",
+            "status",
+        },
+    )
+    db["invitations"].create_index(["game", "number"], unique=True)
+    db["invitations"].create_index(["status", "lapses_at"])
+    db["invitation_seats"].create(
+        {
+            "invitation_id": int,
+            "seat": int,
+            "userid": str,
+            "accepted": int,
+            "token_id": str,
+        },
+        pk=("invitation_id", "seat"),
+        foreign_keys=[("invitation_id", "invitations", "id")],
+        not_null={"userid", "accepted"},
+    )
+    db["invitation_seats"].create_index(["token_id"], unique=True)
+    db["invitation_seats"].create_index(["userid"])
+    db["seeks"].create(
+        {
+            "game": str,
+            "userid": str,
+            "options": str,
+            "server_options": str,
+            "rating_low": int,
+            "rating_high": int,
+            "created_at": str,
+            "lapses_at": str,
+        },
+        pk=("game", "userid"),
+        foreign_keys=[("userid", "users", "userid")],
+        not_null={"options", "server_options", "created_at", "lapses_at"},
+    )
+    db["boards"].add_column("clock_initial", int)
+    db["boards"].add_column("clock_increment", int)
+    db["boards"].add_column("clock_cap", int)
+    db["moves"].add_column("clock_charged", int)
+    db["challenge_settings"].add_column("invitations", int, not_null_default=0)
+    db["robots"].add_column("seek_after_hours", float)
+
+
 def _create_private(path: Path) -> None:
     """A new database file is 0600 (pbm/private.py): SQLite would make it 0644 less the
     umask, and its -wal and -shm take the database's mode."""
@@ -493,6 +566,8 @@ class Store:
         self.tokens = ReplyTokens(self)
         self.robots = Robots(self)
         self.delivery = Delivery(self)
+        self.invitations = Invitations(self)
+        self.seeks = Seeks(self)
 
     @property
     def db(self):

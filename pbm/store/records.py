@@ -72,6 +72,9 @@ class RobotRecord(Record):
     robot: str  # the robot's name among its game's robots
     seconds: float  # the move's time budget
     created_at: str
+    # Answers the open seeks of its game that waited this long (docs/spec/server.md §11.2);
+    # None: it answers none.
+    seek_after_hours: float | None = None
 
 
 class ResetCodeRecord(Record):
@@ -96,6 +99,7 @@ class ChallengeSettingsRecord(Record):
     max_active: int | None
     seeking: int
     inactive: int
+    invitations: int = 0  # challenges naming the user become invitations
 
 
 class BoardRecord(Record):
@@ -119,6 +123,10 @@ class BoardRecord(Record):
     comment_at: str | None
     snapshot_ply: int | None
     snapshot_state: str | None  # JSON
+    # The correspondence clock (docs/spec/server.md §9.5), in seconds; None: no clock.
+    clock_initial: int | None = None
+    clock_increment: int | None = None
+    clock_cap: int | None = None
 
 
 class PlyRecord(Record):
@@ -132,6 +140,9 @@ class PlyRecord(Record):
     auto: int
     charged: int  # seconds of the mover's clock
     created_at: str
+    # Seconds the correspondence clock ran for the ply (docs/spec/server.md §9.5); None on
+    # a board without one.
+    clock_charged: int | None = None
 
 
 class LoggedPlyRecord(Record):
@@ -213,6 +224,45 @@ class ResultRecord(Record):
     reason: str | None
     seats: tuple[ResultSeatRecord, ...] = ()
     number: int | None = None  # the board's number, where the query joins it
+
+
+class InvitationRecord(Record):
+    """An invitation (docs/spec/server.md §11.1) and the board number it reserved."""
+
+    id: int
+    game: str
+    number: int
+    inviter: str | None  # None: a challenge that became an invitation without one
+    options: dict
+    server_options: dict
+    comment_author: str | None
+    comment_text: str | None
+    created_at: str
+    lapses_at: str
+    status: str  # open, started, declined, withdrawn, lapsed
+    ended_at: str | None
+
+
+class InvitationSeatRecord(Record):
+    invitation_id: int
+    seat: int
+    userid: str
+    accepted: int
+    token_id: str | None  # the invitation token of the user's first seat; None on the others
+
+
+class SeekRecord(Record):
+    """A user's open seeks of a game (docs/spec/server.md §11.2): the count and its terms."""
+
+    game: str
+    userid: str
+    options: dict
+    server_options: dict
+    rating_low: int | None  # the opponents' ratings accepted; None: any
+    rating_high: int | None
+    created_at: str
+    lapses_at: str
+    seeking: int  # the seeking count, as the standings show it
 
 
 class OutboxRow(Record):

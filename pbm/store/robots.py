@@ -18,6 +18,22 @@ class Robots(Repository):
     def all(self) -> list[RobotRecord]:
         return self._records(RobotRecord, "SELECT * FROM robots ORDER BY userid")
 
+    def set_seek_after(self, userid: str, hours: float | None):
+        """Have the robot answer the open seeks of its game that waited this many hours
+        (docs/spec/server.md §11.2); None: none."""
+        self.conn.execute(
+            "UPDATE robots SET seek_after_hours = ? WHERE userid = ?", (hours, userid)
+        )
+
+    def seek_answerers(self, game: str) -> list[RobotRecord]:
+        """The robots of a game that answer seeks, with active accounts."""
+        return self._records(
+            RobotRecord,
+            "SELECT r.* FROM robots r JOIN users u ON u.userid = r.userid WHERE r.game = ? "
+            "AND r.seek_after_hours IS NOT NULL AND u.status = 'active' ORDER BY r.userid",
+            (game,),
+        )
+
     def remove(self, userid: str):
         self.conn.execute("DELETE FROM robots WHERE userid = ?", (userid,))
 

@@ -78,6 +78,7 @@ class Users(Repository):
             "notify_board",
             "notify_game",
             "challenge_settings",
+            "seeks",
         ):
             self.conn.execute(f"DELETE FROM {table} WHERE userid = ?", (userid,))
         self.conn.execute(

@@ -167,6 +167,8 @@ class WebView:
             return self._page("boards.html", pages.boards(reading, game, name, _page_number(query)))
         if name == "standings":
             return self._page("standings.html", pages.standings(reading, game))
+        if name == "seeks":
+            return self._page("seeks.html", pages.seeks(reading, game))
         number, _, suffix = name.partition(".")
         if not DIGITS_RE.fullmatch(number) or (suffix and suffix not in BOARD_FILES):
             not_found()

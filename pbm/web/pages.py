@@ -11,7 +11,9 @@ from ..clock import show_duration, show_time
 from ..commands.ranking import standings_tables
 from ..pictures import board_svg
 from ..position import replay, seats_after
+from ..seeking import seek_rows
 from ..summary import options_line, shown_text, state_line, timing_lines
+from ..timebank import banks_by_ply, show_left
 
 PAGE_SIZE = 50
 LISTING_TITLES = {
@@ -117,6 +119,15 @@ def standings(reading, game) -> dict:
     }
 
 
+def seeks(reading, game) -> dict:
+    """The open seeks of a game (docs/spec/server.md §11.2)."""
+    return {
+        "title": f"{game.display_name}: Open seeks",
+        "game": game,
+        "seeks": seek_rows(reading, game),
+    }
+
+
 def player(reading, userid: str, page: int) -> dict:
     store = reading.store
     user = store.users.get(userid)
@@ -179,6 +190,7 @@ def board(reading, board, ply: int | None) -> dict:
     result = board.result()
     drawing = picture(game, position.state, _last_move(game, position, finished))
     store = reading.store
+    banks = board.banks() if board.clock is not None else None
     players = []
     for seat, userid in enumerate(current.holders):
         rating = store.ratings.get(game.name, userid)
@@ -190,8 +202,11 @@ def board(reading, board, ply: int | None) -> dict:
                 "status": current.statuses[seat],
                 "rating": rating.rating if rating is not None else None,
                 "time_used": show_duration(current.time_used[seat]),
+                "time_left": show_left(banks[seat]) if banks is not None else None,
             }
         )
+    # The mover's bank after each ply, derived from the log (docs/spec/server.md §9.5).
+    left = banks_by_ply(board.clock, current.seats, current.plies) if board.clock else None
     url = f"/{game.name}/{board.number}"
     moves = [
         {
@@ -201,8 +216,9 @@ def board(reading, board, ply: int | None) -> dict:
             "text": shown_text(game, p, None, finished, None),
             "url": f"{url}?ply={p.ply}",
             "shown": p.ply == shown,
+            "left": f"{show_left(left[i])} left" if left is not None else "",
         }
-        for p in current.plies
+        for i, p in enumerate(current.plies)
     ]
     comment = None
     if row.comment_text:
@@ -217,6 +233,7 @@ def board(reading, board, ply: int | None) -> dict:
         "reason": result.reason if result is not None else None,
         "rating_lines": reading.server.rating_lines(board, result) if result else [],
         "players": players,
+        "clocked": banks is not None,
         "timing": timing_lines(board, current, reading.now, reading.server.timeout_defaults()),
         "shown": shown,
         "made": made,
