@@ -83,28 +83,84 @@ def _prune(directory: Path, keep: int) -> list[Path]:
 
 def restore(config, archive_path: Path, wait_seconds: float = 10) -> list[str]:
     """Put a backup back into config.home (which may be new); returns what was done."""
-    from .store import Store
-
     home = config.home
     home.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=home, prefix=".restoring-") as scratch:
         unpacked = _unpack(Path(archive_path), Path(scratch))
         report = _check_database(unpacked[DATABASE])
-        for sub in ("outbox/tmp", "outbox/new", "outbox/cur", "templates", "log"):
-            (home / sub).mkdir(parents=True, exist_ok=True)
-        with no_mail_handled(home, wait_seconds):
-            store = Store.open(config.db_path)
-            try:
-                store.restore_from(unpacked[DATABASE])
-                store.enable_wal()
-            finally:
-                store.close()
-            for name in HOME_FILES:
-                if name in unpacked:
-                    mode = 0o600 if name == "secret.key" else 0o644
-                    _put_file(unpacked[name], home / name, mode)
-                    report.append(f"{name} restored")
+        report += _put_back(config, unpacked[DATABASE], unpacked, wait_seconds)
     return [f"database restored from {archive_path}"] + report
+
+
+def restore_from_replica(
+    config, litestream_config: Path, keys_archive: Path | None, wait_seconds: float = 10
+) -> list[str]:
+    """Put the database back from Litestream's replica (a new host after losing the old
+    one), with the same checks as a backup's, and pbm.ini and secret.key from the backup
+    `keys_archive` when given; returns what was done."""
+    from .replica import ReplicaNotConfirmed, entry_in, restore_copy
+
+    home = config.home
+    home.mkdir(parents=True, exist_ok=True)
+    try:
+        entry = entry_in(litestream_config, config.db_path)
+    except ReplicaNotConfirmed as error:
+        raise BackupError(str(error)) from error
+    if entry is None:
+        raise BackupError(
+            f"{litestream_config} does not name {config.db_path}: give the Litestream"
+            " configuration that replicated this home"
+        )
+    with tempfile.TemporaryDirectory(dir=home, prefix=".restoring-") as scratch:
+        files = {}
+        if keys_archive is not None:
+            (Path(scratch) / "keys").mkdir()
+            unpacked = _unpack(Path(keys_archive), Path(scratch) / "keys")
+            files = {name: path for name, path in unpacked.items() if name in HOME_FILES}
+        copy = Path(scratch) / DATABASE
+        try:
+            restore_copy(entry, copy)
+        except ReplicaNotConfirmed as error:
+            raise BackupError(str(error)) from error
+        report = _check_database(copy)
+        report += _put_back(config, copy, files, wait_seconds)
+    if "secret.key" not in files and not (home / "secret.key").exists():
+        report.append(
+            "no secret.key: reply addresses in mails sent before are void; give"
+            " --keys-from with the last backup"
+        )
+    return [f"database restored from the replica {entry.replica}"] + report
+
+
+def _put_back(config, database: Path, files: dict, wait_seconds: float) -> list[str]:
+    """The checked copy over the home's database, and pbm.ini and secret.key from
+    `files`, under the home's exclusive lock. Litestream's own tables in the home's
+    database stay: Litestream goes on writing to them."""
+    from .store import Store
+
+    home, report = config.home, []
+    for sub in ("outbox/tmp", "outbox/new", "outbox/cur", "templates", "log"):
+        (home / sub).mkdir(parents=True, exist_ok=True)
+    with no_mail_handled(home, wait_seconds):
+        store = Store.open(config.db_path)
+        try:
+            kept = store.replication_tables()
+            if kept:
+                copy = Store.open(database)
+                try:
+                    copy.add_replication_tables(kept)
+                finally:
+                    copy.close()
+            store.restore_from(database)
+            store.enable_wal()
+        finally:
+            store.close()
+        for name in HOME_FILES:
+            if name in files:
+                mode = 0o600 if name == "secret.key" else 0o644
+                _put_file(files[name], home / name, mode)
+                report.append(f"{name} restored")
+    return report
 
 
 def _unpack(archive_path: Path, scratch: Path) -> dict:

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from .config import Config, ConfigError, resolve_home
 from .plugins import get_migration_sets
+from .replica import ReplicaNotConfirmed, describe, lag, ship
 from .store import Store, core_migrations, unusable_database_cause
 
 MIN_FREE_BYTES = 50 * 1024 * 1024
@@ -60,6 +61,7 @@ def problems(home=None) -> list[str]:
         else:
             found += filter(None, [_write_probe(folder)])
     found += _database_problems(config)
+    found += _replica_problems(config)
     free = shutil.disk_usage(home).free
     if free < MIN_FREE_BYTES:
         found.append(
@@ -100,3 +102,19 @@ def _database_problems(config) -> list[str]:
     if pending:
         found.append(f"{len(pending)} database migrations pending -- run `pbm migrate`")
     return found
+
+
+def _replica_problems(config) -> list[str]:
+    """With [replica] wait = on a mail is acknowledged only once Litestream confirms that
+    the replica holds its commit: ask for that confirmation as a mail would."""
+    try:
+        ship(config)
+    except ReplicaNotConfirmed as error:
+        return [f"{error} -- {error.cure}"]
+    return []
+
+
+def replica_line(config) -> str | None:
+    """The replica's lag, where Litestream's configuration names the database."""
+    figures = lag(config)
+    return None if figures is None else describe(figures)

@@ -51,12 +51,16 @@ DEFAULTS = {
     # base_url is where board mails link to it.
     "web": {"base_url": "", "host": "127.0.0.1", "port": "8080", "threads": "4"},
     "backup": {"dir": "", "keep": "7"},
+    # Continuous replication by Litestream (docs/reliability.md): its configuration, and
+    # whether a mail is acknowledged only once Litestream has shipped its commit.
+    "replica": {"config": "/etc/litestream.yml", "wait": "off", "timeout": "10"},
     "status": {
         "max_queued": "100",
         "max_failed": "0",
         "max_mail_age_minutes": "60",
         "max_cleanup_age_hours": "26",
         "max_wal_megabytes": "256",
+        "max_replica_lag_seconds": "60",
     },
 }
 # What `pbm init` writes above a key, where its name alone does not say enough.
@@ -65,6 +69,12 @@ NOTES = {
     "showing the board's picture; each user changes it with `html U P on|off`.",
     "web.base_url": "The http(s) address of the web view: when set, every board mail "
     "links to <base_url>/<game>/<board>.",
+    "replica.config": "Litestream's configuration: when it names this home's pbm.db, "
+    "`pbm status` and `pbm check` show how far the replica lags.",
+    "replica.wait": "on|off: on acknowledges a mail only after Litestream has shipped "
+    "the commit that holds it to the replica; a replica it cannot reach makes mail wait.",
+    "replica.timeout": "Seconds a mail waits for Litestream's confirmation before it is "
+    "left with the MTA to retry.",
 }
 
 
@@ -84,8 +94,14 @@ TEXT_KEYS = {
     "web.base_url",
     "mail.html",
     "web.host",
+    "replica.config",
+    "replica.wait",
 }
-CHOICES = {"smtp.security": ("none", "ssl", "starttls"), "mail.html": ("on", "off")}
+CHOICES = {
+    "smtp.security": ("none", "ssl", "starttls"),
+    "mail.html": ("on", "off"),
+    "replica.wait": ("on", "off"),
+}
 # A base URL: http(s), a host, an optional port and path; no query, fragment, space or quote,
 # since it is written into every board mail and into an HTML attribute.
 MAX_BASE_URL_CHARS = 48

@@ -4,6 +4,7 @@ thresholds of pbm.ini's [status] section."""
 from datetime import timedelta
 
 from .clock import now, parse_stamp, stamp
+from .replica import describe, lag
 
 ACTIVE_DAYS = 30
 MEGABYTE = 1024 * 1024
@@ -36,6 +37,7 @@ def gather(config) -> dict:
         return None if at is None else int((moment - parse_stamp(at)).total_seconds() // 60)
 
     waiting = [outbox[s] for s in ("pending", "sending") if s in outbox]
+    replica = lag(config)
     oldest_waiting = min((r.oldest_at for r in waiting), default=None)
     failed = outbox.get("failed")
     return {
@@ -53,7 +55,7 @@ def gather(config) -> dict:
         "database": {"bytes": sizes["database"], "wal_bytes": sizes["wal"]},
         "pending_migrations": [f"{name}: {step}" for name, step in pending],
         "activity": activity,
-    }
+    } | ({"replica": replica} if replica is not None else {})
 
 
 def problems(config, figures: dict) -> list[str]:
@@ -85,6 +87,12 @@ def problems(config, figures: dict) -> list[str]:
         )
     if figures["pending_migrations"]:
         found.append(f"{len(figures['pending_migrations'])} migrations pending: run `pbm migrate`")
+    replica = figures.get("replica")
+    limit = config.number("status.max_replica_lag_seconds")
+    if replica is not None and replica["lag_seconds"] is None:
+        found.append(f"the replica's lag is unknown: {describe(replica)}")
+    elif replica is not None and replica["lag_seconds"] > limit:
+        found.append(f"the replica lags {replica['lag_seconds']} s (more than {limit})")
     return found
 
 
@@ -107,4 +115,6 @@ def text_lines(figures: dict, found: list[str]) -> list[str]:
         "migrations: " + (", ".join(figures["pending_migrations"]) or "none pending"),
         "activity:   " + ", ".join(f"{k} {v}" for k, v in figures["activity"].items()),
     ]
+    if "replica" in figures:
+        lines.append(f"replica:    {describe(figures['replica'])}")
     return lines + [f"problem: {line}" for line in found]

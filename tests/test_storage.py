@@ -129,6 +129,11 @@ def _string_constants(path: Path):
             yield node.value
 
 
+# Litestream's replica is read by Litestream itself (`litestream restore`, an argument
+# list, no shell): its format is Litestream's to decode, not pbm's.
+RUNS_A_PROGRAM = {ROOT / "pbm" / "replica.py"}
+
+
 def test_only_storage_touches_sqlite_and_nothing_runs_a_shell():
     store_package = ROOT / "pbm" / "store"
     assert (store_package / "__init__.py").exists()
@@ -138,7 +143,7 @@ def test_only_storage_touches_sqlite_and_nothing_runs_a_shell():
         if store_package not in path.parents:
             assert not imports & {"sqlite3", "sqlite_utils"}, path
             assert not [s for s in _string_constants(path) if SQL_RE.match(s)], path
-        assert "subprocess" not in imports, path
+        assert "subprocess" not in imports or path in RUNS_A_PROGRAM, path
         assert "os.system" not in text and "shell=True" not in text, path
     for path in sorted((ROOT / "games").rglob("*.py")):
         imports = set(_imports(path))
