@@ -18,6 +18,8 @@
    (bench/htmlmail.py).
 7. The web view (bench/web.py): requests per second of a board page with 100,000 boards,
    next to the stylesheet from the same server.
+8. Replication (bench/replica.py): a move with [replica] wait = on, Litestream's replica on
+   this machine, next to the same moves without the wait, through the pipe and pbm serve.
 
 Options: --quick (smaller numbers, for a smoke run), --markdown FILE (write the figures),
 --only SECTIONS, --base CHECKOUT (sections 1 and cpu: that checkout measured alongside).
@@ -49,6 +51,7 @@ from engines import engines  # noqa: E402
 from fixtures import LIMITS, populate  # noqa: E402
 from htmlmail import html_mail  # noqa: E402
 from pictures import pictures  # noqa: E402
+from replica import replica_wait  # noqa: E402
 from web import web  # noqa: E402
 
 from pbm.cli import cli  # noqa: E402
@@ -613,7 +616,8 @@ def main():
     parser.add_argument("--markdown")
     parser.add_argument(
         "--only",
-        help="comma-separated: pipe, cpu, serve, scaling, engines, pictures, htmlmail, web",
+        help="comma-separated: pipe, cpu, serve, scaling, engines, pictures, htmlmail, web, "
+        "replica",
     )
     parser.add_argument(
         "--base", help="another checkout (the code before a change) measured beside this one"
@@ -626,7 +630,7 @@ def main():
     print(f"machine: {machine()}", flush=True)
     with tempfile.TemporaryDirectory(prefix="pbm-bench-") as tmp:
         work = Path(tmp)
-        wanted = args.only or "pipe,cpu,serve,scaling,engines,pictures,htmlmail,web"
+        wanted = args.only or "pipe,cpu,serve,scaling,engines,pictures,htmlmail,web,replica"
         base = Path(args.base).resolve() if args.base else None
         if "pipe" in wanted:
             per_message_cost(work, 15 if args.quick else 31, base)
@@ -650,6 +654,8 @@ def main():
             html_mail(report, args.quick)
         if "web" in wanted:
             web(report, args.quick)
+        if "replica" in wanted:
+            replica_wait(report, args.quick, move_script, env_for, _free_port)
     if args.markdown:
         write_markdown(Path(args.markdown))
 

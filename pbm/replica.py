@@ -24,6 +24,7 @@ from .failures import TransientError
 
 DEFAULT_SOCKET = "/var/run/litestream.sock"
 DEFAULT_SYNC_INTERVAL_SECONDS = 1.0
+DEFAULT_MONITOR_INTERVAL_SECONDS = 1.0
 # Litestream answers a plain sync at once; these bound a daemon that hangs.
 STATUS_TIMEOUT_SECONDS = 5
 RESTORE_TIMEOUT_SECONDS = 3600
@@ -50,6 +51,7 @@ class Entry:
     database: str  # as Litestream names it: the control socket finds it by this path
     socket: str | None  # None: the control socket is off
     sync_interval: float  # seconds between Litestream's own syncs to the replica
+    monitor_interval: float  # seconds between its reads of the write-ahead log
     replica: str  # where to, for people: "file /mnt/replica/pbm"
 
 
@@ -101,7 +103,9 @@ def lag(config) -> dict | None:
     figures = {
         "replica": entry.replica,
         "config": str(entry.config),
+        # Without [replica] wait, a commit reaches the replica within these two.
         "sync_interval_seconds": entry.sync_interval,
+        "monitor_interval_seconds": entry.monitor_interval,
         "lag_seconds": None,
         "txid": None,
         "replica_txid": None,
@@ -194,11 +198,13 @@ def _entry(path: Path, settings: dict, item: dict, named: str) -> Entry:
     control = settings.get("socket") or {}
     replica = item.get("replica") or next(iter(item.get("replicas") or []), None) or {}
     interval = replica.get("sync-interval") or settings.get("sync-interval")
+    monitor = item.get("monitor-interval")
     return Entry(
         config=path,
         database=named,
         socket=str(control.get("path") or DEFAULT_SOCKET) if control.get("enabled") else None,
         sync_interval=_seconds(interval) if interval else DEFAULT_SYNC_INTERVAL_SECONDS,
+        monitor_interval=_seconds(monitor) if monitor else DEFAULT_MONITOR_INTERVAL_SECONDS,
         replica=_where(replica),
     )
 
