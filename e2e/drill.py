@@ -19,11 +19,11 @@ from dataclasses import dataclass, field
 from email.message import EmailMessage
 from email.utils import make_msgid
 
-from conftest import INSTALL_DIR, PBM_HOME
+from conftest import INSTALL_DIR, PBM_HOME, SERVER
 
 from pbm.store import Store
 
-GAME, SIZE = "lox", 9
+GAME, SIZE = "lox", "9"
 PLIES_A_BOARD = 40  # then a new board: no board gets near its end or a forced pass
 PASSWORD = "drill-pass"
 DOMAIN = "drill.test"
@@ -178,6 +178,9 @@ class Drill:
     def play(self, until_acks: int, jitter: float, seed: int):
         """The players play until this round has `until_acks` acknowledged moves and then
         `jitter` seconds more; then everything is killed. Returns the kill's moment."""
+        from pbm.plugins import load_game
+
+        self.game = load_game(GAME)  # once: the players' threads share it
         stop = threading.Event()
         players = [
             threading.Thread(target=self._player, args=(pair, stop, seed * 100 + n), daemon=True)
@@ -198,9 +201,7 @@ class Drill:
         return moment
 
     def _player(self, pair, stop, seed):
-        from pbm.plugins import load_game
-
-        game, rng = load_game(GAME), random.Random(seed)
+        game, rng = self.game, random.Random(seed)
         sender = _SmtpSender(self) if self.transport == "serve" else _PipeSender(self)
         try:
             while not stop.is_set() and not self.killing:
@@ -237,7 +238,7 @@ class Drill:
 def command_mail(userid: str, subject: str) -> bytes:
     message = EmailMessage()
     message["From"] = f"{userid}@{DOMAIN}"
-    message["To"] = f"pbm@{DOMAIN}"
+    message["To"] = SERVER
     message["Subject"] = subject
     message["Message-ID"] = make_msgid(domain=DOMAIN)
     message.set_content("drill\n")
@@ -295,7 +296,7 @@ class _SmtpSender:
             try:
                 if self.client is None:
                     self.client = smtplib.SMTP("127.0.0.1", self.drill.port, timeout=300)
-                self.client.sendmail(f"{userid}@{DOMAIN}", [f"pbm@{DOMAIN}"], raw)
+                self.client.sendmail(f"{userid}@{DOMAIN}", [SERVER], raw)
                 return time.monotonic()
             except smtplib.SMTPResponseException as error:
                 if error.smtp_code != 451:
