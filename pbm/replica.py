@@ -233,6 +233,8 @@ def _where(replica: dict) -> str:
 def _seconds(duration) -> float:
     """A Go duration as Litestream's configuration writes one ("1s", "500ms", "1m30s")."""
     text = str(duration).strip()
+    if text == "0":  # the one duration Go reads without a unit
+        return 0.0
     parts = GO_DURATION_RE.findall(text)
     if not parts or "".join(n + u for n, u in parts) != text:
         raise ReplicaNotConfirmed(f"{duration!r} is not a duration Litestream reads (such as 1s)")
