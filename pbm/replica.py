@@ -134,9 +134,10 @@ def lag(config) -> dict | None:
         ),
         None,
     )
-    figures["txid"], figures["replica_txid"] = synced.get("txid"), synced.get("replicated_txid")
+    figures["txid"] = synced.get("txid", 0)
+    figures["replica_txid"] = synced.get("replicated_txid", 0)
     figures["last_shipped"] = last
-    if figures["replica_txid"] is not None and figures["replica_txid"] >= figures["txid"]:
+    if figures["replica_txid"] >= figures["txid"]:
         figures["lag_seconds"] = 0
     elif last:
         shipped = datetime.fromisoformat(last)
