@@ -123,7 +123,7 @@ def restore(config, archive_path: Path, wait_seconds: float = 10) -> list[str]:
     """Put a backup back into config.home (which may be new) once it has passed every
     check; returns what was done. A refused archive leaves the home as it was."""
     from .plugins import get_migration_sets
-    from .store import Store, core_migrations
+    from .store import core_migrations
 
     home, archive_path = config.home, Path(archive_path)
     new_home = not home.exists()
@@ -135,24 +135,86 @@ def restore(config, archive_path: Path, wait_seconds: float = 10) -> list[str]:
             report = _check_database(unpacked[DATABASE], [core_migrations()] + get_migration_sets())
             if "pbm.ini" in unpacked:
                 _check_ini(unpacked["pbm.ini"])
-            for sub in ("outbox/tmp", "outbox/new", "outbox/cur", "templates", "log"):
-                make_folders(home / sub)
-            with no_mail_handled(home, wait_seconds):
-                store = Store.open(config.db_path)
-                try:
-                    store.restore_from(unpacked[DATABASE])
-                    store.enable_wal()
-                finally:
-                    store.close()
-                for name in HOME_FILES:
-                    if name in unpacked:
-                        _put_file(unpacked[name], home / name)
-                        report.append(f"{name} restored")
+            report += _put_back(config, unpacked[DATABASE], unpacked, wait_seconds)
     except BackupError:
         if new_home and not any(home.iterdir()):
             home.rmdir()
         raise
     return [f"database restored from {archive_path}"] + report
+
+
+def restore_from_replica(
+    config, litestream_config: Path, keys_archive: Path | None, wait_seconds: float = 10
+) -> list[str]:
+    """Put the database back from Litestream's replica (a new host after losing the old
+    one), with the same checks as a backup's, and pbm.ini and secret.key from the backup
+    `keys_archive` when given; returns what was done."""
+    from .plugins import get_migration_sets
+    from .replica import ReplicaNotConfirmed, entry_in, restore_copy
+    from .store import core_migrations
+
+    home = config.home
+    make_folders(home)
+    try:
+        entry = entry_in(litestream_config, config.db_path)
+    except ReplicaNotConfirmed as error:
+        raise BackupError(str(error)) from error
+    if entry is None:
+        raise BackupError(
+            f"{litestream_config} does not name {config.db_path}: give the Litestream"
+            " configuration that replicated this home"
+        )
+    with tempfile.TemporaryDirectory(dir=home, prefix=".restoring-") as scratch:
+        files = {}
+        if keys_archive is not None:
+            make_folders(Path(scratch) / "keys")
+            unpacked = _unpack(Path(keys_archive), Path(scratch) / "keys", config)
+            files = {name: path for name, path in unpacked.items() if name in HOME_FILES}
+            if "pbm.ini" in files:
+                _check_ini(files["pbm.ini"])
+        copy = Path(scratch) / DATABASE
+        try:
+            restore_copy(entry, copy)
+        except ReplicaNotConfirmed as error:
+            raise BackupError(str(error)) from error
+        report = _check_database(copy, [core_migrations()] + get_migration_sets())
+        report += _put_back(config, copy, files, wait_seconds)
+    if "secret.key" not in files and not (home / "secret.key").exists():
+        report.append(
+            "no secret.key: reply addresses in mails sent before are void; give"
+            " --keys-from with the last backup"
+        )
+    return [f"database restored from the replica {entry.replica}"] + report
+
+
+def _put_back(config, database: Path, files: dict, wait_seconds: float) -> list[str]:
+    """The checked copy over the home's database, and pbm.ini and secret.key from
+    `files`, under the home's exclusive lock. Litestream's own tables in the home's
+    database stay: Litestream goes on writing to them."""
+    from .store import Store
+
+    home, report = config.home, []
+    for sub in ("outbox/tmp", "outbox/new", "outbox/cur", "templates", "log"):
+        make_folders(home / sub)
+    with no_mail_handled(home, wait_seconds):
+        store = Store.open(config.db_path)
+        try:
+            kept = store.replication_tables()
+            if kept:
+                copy = Store.open(database)
+                try:
+                    copy.add_replication_tables(kept)
+                finally:
+                    copy.close()
+            store.restore_from(database)
+            store.enable_wal()
+        finally:
+            store.close()
+        for name in HOME_FILES:
+            if name in files:
+                _put_file(files[name], home / name)
+                report.append(f"{name} restored")
+    return report
 
 
 class _NotABackup(BackupError):

@@ -12,6 +12,7 @@ from .backup import backup_dir
 from .config import MIN_FREE_BYTES, Config, ConfigError, resolve_home
 from .plugins import get_migration_sets
 from .private import shared_paths
+from .replica import ReplicaNotConfirmed, describe, lag, ship
 from .store import Store, core_migrations, unusable_database_cause
 
 # A home made under umask 022 has a file for every mail delivered: name the first ones,
@@ -65,6 +66,7 @@ def problems(home=None) -> list[str]:
         else:
             found += filter(None, [_write_probe(folder)])
     found += _database_problems(config)
+    found += _replica_problems(config)
     free = shutil.disk_usage(home).free
     if free < MIN_FREE_BYTES:
         found.append(
@@ -133,3 +135,19 @@ def shared_problems(home=None) -> list[str]:
         cure = " ".join(str(top) for top in tops)
         found.append(f"{more} more files and folders are open to others -- chmod -R go= {cure}")
     return found
+
+
+def _replica_problems(config) -> list[str]:
+    """With [replica] wait = on a mail is acknowledged only once Litestream confirms that
+    the replica holds its commit: ask for that confirmation as a mail would."""
+    try:
+        ship(config)
+    except ReplicaNotConfirmed as error:
+        return [f"{error} -- {error.cure}"]
+    return []
+
+
+def replica_line(config) -> str | None:
+    """The replica's lag, where Litestream's configuration names the database."""
+    figures = lag(config)
+    return None if figures is None else describe(figures)

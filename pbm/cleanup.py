@@ -9,6 +9,7 @@ from .boards import VOTE_NAMES, Board
 from .bounces import TEMPORARY_WINDOW, unreachable
 from .clock import DAY, parse_stamp, show_time, stamp
 from .mailout import flush
+from .replica import replicated
 from .replies import reply_address
 from .summary import next_lines, state_line
 from .timebank import show_left
@@ -69,7 +70,10 @@ def run_cleanup(server, games=None, mode="full", dry_run=False) -> list[str]:
             "recording the run",
         )
     if mode == "full" and not dry_run:
-        server.store.checkpoint()
+        if not replicated(server.config):
+            # Litestream checkpoints a database it replicates: a TRUNCATE here would wait
+            # on its read lock while holding off every writer (docs/reliability.md).
+            server.store.checkpoint()
         flush(server.store, server.config)
     return report
 

@@ -184,12 +184,15 @@ def check(obj):
     """Report what would make incoming mail wait (permissions, database, pbm.ini, disk) and
     what others could read in the home."""
     # deferred: start-up speed of the pbm command
-    from .check import problems, shared_problems
+    from .check import problems, replica_line, shared_problems
 
     home = obj["config"].home
     found, shared = problems(home), shared_problems(home)
     for line in found + shared:
         click.echo(f"problem: {line}")
+    replica = replica_line(obj["config"])
+    if replica is not None:
+        click.echo(f"replica: {replica}")
     if found:
         click.echo(f"pbm check: {len(found)} problem(s); mail would be left with the MTA", err=True)
     if shared:
@@ -274,7 +277,7 @@ def backup(obj, directory):
 
 
 @cli.command()
-@click.argument("archive", type=click.Path(dir_okay=False, exists=True))
+@click.argument("archive", required=False, type=click.Path(dir_okay=False, exists=True))
 @click.option(
     "--wait",
     default=10,
@@ -282,18 +285,37 @@ def backup(obj, directory):
     type=click.IntRange(0, 3600),
     help="Seconds to wait for mail being handled to finish.",
 )
+@click.option(
+    "--replica",
+    metavar="CONFIG",
+    type=click.Path(dir_okay=False, exists=True),
+    help="Restore the database from the replica of this Litestream configuration.",
+)
+@click.option(
+    "--keys-from",
+    metavar="ARCHIVE",
+    type=click.Path(dir_okay=False, exists=True),
+    help="With --replica: pbm.ini and secret.key from this backup.",
+)
 @click.pass_obj
-def restore(obj, archive, wait):
-    """Put a backup back into the home after checking it; mail waits meanwhile."""
+def restore(obj, archive, wait, replica, keys_from):
+    """Put a backup (or, with --replica, Litestream's replica) back into the home after
+    checking it; mail waits meanwhile."""
     # deferred: start-up speed of the pbm command
     from pathlib import Path
 
-    from .backup import BackupError
+    from .backup import BackupError, restore_from_replica
     from .backup import restore as restore_backup
     from .failures import TransientError
 
+    if (archive is None) == (replica is None) or (keys_from and not replica):
+        raise click.UsageError("Give a backup ARCHIVE, or --replica CONFIG [--keys-from ARCHIVE].")
     try:
-        report = restore_backup(obj["config"], Path(archive), wait)
+        if replica:
+            keys = Path(keys_from) if keys_from else None
+            report = restore_from_replica(obj["config"], Path(replica), keys, wait)
+        else:
+            report = restore_backup(obj["config"], Path(archive), wait)
     except BackupError as error:
         raise click.ClickException(f"not restored: {error}") from error
     except TransientError as error:

@@ -66,12 +66,16 @@ DEFAULTS = {
     # The DKIM key the MTA's milter signs with, for the DNS records `pbm check` prints
     # (docs/delivery.md); pbm itself never signs.
     "dkim": {"selector": "", "public_key": ""},
+    # Continuous replication by Litestream (docs/reliability.md): its configuration, and
+    # whether a mail is acknowledged only once Litestream has shipped its commit.
+    "replica": {"config": "/etc/litestream.yml", "wait": "off", "timeout": "10"},
     "status": {
         "max_queued": "100",
         "max_failed": "0",
         "max_mail_age_minutes": "60",
         "max_cleanup_age_hours": "26",
         "max_wal_megabytes": "256",
+        "max_replica_lag_seconds": "60",
     },
 }
 # What `pbm init` writes above a key, where its name alone does not say enough.
@@ -93,6 +97,12 @@ NOTES = {
     "`pbm backup` warns when the database has outgrown it.",
     "server.seek_pairing": "on|off: whether open seeks (<game> seek U P N) pair themselves "
     "and start boards; off, seek is only the number the standings show.",
+    "replica.config": "Litestream's configuration: when it names this home's pbm.db, "
+    "`pbm status` and `pbm check` show how far the replica lags.",
+    "replica.wait": "on|off: on acknowledges a mail only after Litestream has shipped "
+    "the commit that holds it to the replica; a replica it cannot reach makes mail wait.",
+    "replica.timeout": "Seconds a mail waits for Litestream's confirmation before it is "
+    "left with the MTA to retry.",
 }
 
 
@@ -115,11 +125,14 @@ TEXT_KEYS = {
     "dkim.selector",
     "dkim.public_key",
     "server.seek_pairing",
+    "replica.config",
+    "replica.wait",
 }
 CHOICES = {
     "smtp.security": ("none", "ssl", "starttls"),
     "mail.html": ("on", "off"),
     "server.seek_pairing": ("on", "off"),
+    "replica.wait": ("on", "off"),
 }
 # Whole numbers where 0 would stop the service rather than lift a limit.
 AT_LEAST_ONE = {

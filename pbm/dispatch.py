@@ -21,6 +21,7 @@ from .htmlmail import board_part
 from .mailout import Mail, deliver, queue
 from .plugins import GameCatalog, get_migration_sets, load_game
 from .ratings import rating_lines
+from .replica import ship
 from .replies import LIFETIME as TOKEN_LIFETIME
 from .replies import (
     TOKEN_PASSWORD,
@@ -167,9 +168,13 @@ class Server:
             self._batch = None
 
     def _deliver(self, row_ids):
+        """After a commit: its mails, and then the answer, once the replica holds it
+        ([replica] wait); in a batch, the caller's after the batch's commit."""
         if self._batch is not None:
             self._batch.queued.extend(row_ids)
-        elif row_ids:
+            return
+        ship(self.config)
+        if row_ids:
             deliver(self.store, self.config, row_ids)
 
     def execute(self, request: Request, early=None) -> Result:

@@ -11,7 +11,11 @@ from .store import is_busy_or_full, unusable_database_cause
 
 
 class TransientError(Exception):
-    """The MTA should try again later (exit 75): locked or full database, missing plugin."""
+    """The MTA should try again later (exit 75): locked or full database, missing plugin.
+    A subclass names its own kind of alert and its cure."""
+
+    kind: str | None = None
+    cure = "see `pbm check`"
 
 
 @dataclass(frozen=True)
@@ -34,7 +38,8 @@ def curable_cause(error: BaseException, home: Path | None = None) -> Cause | Non
             "config", f"pbm.ini is wrong: {error}", "correct pbm.ini, then run `pbm check`"
         )
     if isinstance(error, TransientError):
-        return Cause("not-ready:" + str(error).split(":")[0], str(error), "see `pbm check`")
+        kind = error.kind or "not-ready:" + str(error).split(":")[0]
+        return Cause(kind, str(error), error.cure)
     if is_busy_or_full(error):
         return Cause(
             "busy-or-full",

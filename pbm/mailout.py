@@ -19,6 +19,7 @@ from .headers import HeaderError, checked_header, encoded_words, has_control
 from .htmlmail import HtmlPart
 from .htmlmail import attach as attach_html
 from .private import make_folders, private_opener
+from .replica import ship
 
 log = logging.getLogger("pbm.mailout")
 
@@ -668,7 +669,9 @@ def _alert_operator(store, config, row, error) -> list[int]:
 
 def flush(store, config) -> dict:
     """Deliver every row that is due (cron, `pbm outbox flush`), after finishing the
-    renames a crash cut short."""
+    renames a crash cut short. With [replica] wait, only once the replica holds the
+    commits that queued them."""
+    ship(config)
     if not config.get("smtp.host"):
         recover_maildir(store, config)
     return deliver(store, config, store.outbox.due(stamp(now())))

@@ -34,6 +34,7 @@ from .grammar import password_of
 from .intake import DirectServer, process_message
 from .mailout import claim, deliver, publish_maildir, retry_failed, stage_maildir, sync_together
 from .mailout import flush as flush_outbox
+from .replica import ship
 from .robots.service import RobotThread
 from .security import EarlyCheck, PasswordCache, password_check_needed
 from .store import Store
@@ -87,6 +88,7 @@ class MailService:
         self._server = None
         self.maildir = not config.get("smtp.host")
         self.unmarked: list[int] = []  # rows in new/ whose sent mark waits for a commit
+        self.held = []  # (mails, rows) of groups whose wait for the replica failed
         self.jobs = queue.SimpleQueue()
         self.groups = self.commands = 0
         self.writer_cpu = 0.0
@@ -205,11 +207,18 @@ class MailService:
             sync_together([*server.store.commit_paths(), *mails.paths(self.config)])
         except Exception as error:
             # Nothing is answered 250 before its commit is durable: all are retried.
-            self._count(commands)
-            for command in commands:
-                command.outcome.set_exception(error)
+            self._fail(commands, error)
             self._close_database()
             return
+        try:
+            ship(self.config)  # one wait for the whole group ([replica] wait)
+        except Exception as error:
+            # Committed but not on the replica: the mails wait for a later wait that
+            # succeeds, the clients retry and find their commands done (duplicates).
+            self.held.append((mails, batch.queued))
+            self._fail(commands, error)
+            return
+        self._release_held(server)
         self._guarded(self._deliver, server, mails, batch.queued)
         self._committed(commands, outcomes)
         if any(isinstance(outcome, Exception) for outcome in outcomes):
@@ -230,6 +239,17 @@ class MailService:
                 return
             wait = False
             (commands if isinstance(job, Command) else tasks).append(job)
+
+    def _fail(self, commands, error):
+        self._count(commands)
+        for command in commands:
+            command.outcome.set_exception(error)
+
+    def _release_held(self, server):
+        """The mails of groups whose wait failed, once a later wait has succeeded."""
+        held, self.held = self.held, []
+        for mails, queued in held:
+            self._guarded(self._deliver, server, mails, queued)
 
     def _count(self, commands):
         self.groups += 1
@@ -303,7 +323,8 @@ class MailService:
 
     def flush(self):
         self._mark_sent()
-        flush_outbox(self._pipeline().store, self.config)
+        flush_outbox(self._pipeline().store, self.config)  # waits for the replica first
+        self._release_held(self._pipeline())
 
     def _stop(self):
         self._guarded(self._mark_sent)

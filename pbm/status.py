@@ -4,6 +4,7 @@ thresholds of pbm.ini's [status] section."""
 from datetime import timedelta
 
 from .clock import now, parse_stamp, stamp
+from .replica import describe, lag
 
 ACTIVE_DAYS = 30
 MEGABYTE = 1024 * 1024
@@ -45,6 +46,7 @@ def gather(config) -> dict:
         return None if at is None else int((moment - parse_stamp(at)).total_seconds() // 60)
 
     waiting = [outbox[s] for s in ("pending", "sending") if s in outbox]
+    replica = lag(config)
     oldest_waiting = min((r.oldest_at for r in waiting), default=None)
     failed = outbox.get("failed")
     return {
@@ -65,7 +67,7 @@ def gather(config) -> dict:
         # Addresses pbm no longer mails because they bounce (docs/spec/server.md §5.9): the
         # players' to cure, so listed but no problem of the server's.
         "failing_addresses": failing,
-    }
+    } | ({"replica": replica} if replica is not None else {})
 
 
 def problems(config, figures: dict) -> list[str]:
@@ -97,6 +99,12 @@ def problems(config, figures: dict) -> list[str]:
         )
     if figures["pending_migrations"]:
         found.append(f"{len(figures['pending_migrations'])} migrations pending: run `pbm migrate`")
+    replica = figures.get("replica")
+    limit = config.number("status.max_replica_lag_seconds")
+    if replica is not None and replica["lag_seconds"] is None:
+        found.append(f"the replica's lag is unknown: {describe(replica)}")
+    elif replica is not None and replica["lag_seconds"] > limit:
+        found.append(f"the replica lags {replica['lag_seconds']} s (more than {limit})")
     return found
 
 
@@ -123,4 +131,6 @@ def text_lines(figures: dict, found: list[str]) -> list[str]:
     for entry in figures["failing_addresses"]:
         owners = ", ".join(entry["userids"]) or "no account"
         lines.append(f"  {entry['address']} ({owners}) since {entry['since']}: {entry['reason']}")
+    if "replica" in figures:
+        lines.append(f"replica:    {describe(figures['replica'])}")
     return lines + [f"problem: {line}" for line in found]

@@ -720,6 +720,23 @@ class Store:
 
         return foreign_objects(self.conn, migration_sets)
 
+    def replication_tables(self) -> dict[str, str]:
+        """Litestream's own tables (`_litestream_seq`, `_litestream_lock`), each with the
+        statement that made it: pbm leaves them be."""
+        return dict(
+            self.conn.execute(
+                "SELECT name, sql FROM sqlite_master WHERE type = 'table' "
+                "AND name LIKE '\\_litestream\\_%' ESCAPE '\\'"
+            ).fetchall()
+        )
+
+    def add_replication_tables(self, statements: dict[str, str]):
+        """Make each of Litestream's tables that is missing with its statement."""
+        present = self.replication_tables()
+        for name, statement in statements.items():
+            if name not in present:
+                self.conn.execute(statement)
+
     def integrity_check(self) -> str:
         return self.conn.execute("PRAGMA integrity_check").fetchone()[0]
 
