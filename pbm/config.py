@@ -46,7 +46,7 @@ DEFAULTS = {
         "vacation_days_per_year": "30",
     },
     "broadcast": {"address": ""},
-    "mail": {"html": "on"},
+    "mail": {"html": "on", "authserv_id": ""},
     # `pbm web`, the read-only web view (docs/spec/server.md §11.8), behind a reverse proxy;
     # base_url is where board mails link to it.
     "web": {"base_url": "", "host": "127.0.0.1", "port": "8080", "threads": "4"},
@@ -63,6 +63,10 @@ DEFAULTS = {
 NOTES = {
     "mail.html": "on|off: whether new accounts get their board mails with an HTML part "
     "showing the board's picture; each user changes it with `html U P on|off`.",
+    "mail.authserv_id": "The authserv-id (e.g. mx.example.org) of the MTA in front of pbm "
+    "that checks DMARC and adds Authentication-Results (Postfix with OpenDMARC, rspamd): a mail "
+    "it says fails DMARC for its From domain is a stranger's, runs nothing and gets one short "
+    "answer (docs/security.md). Empty: no Authentication-Results header is read.",
     "web.base_url": "The http(s) address of the web view: when set, every board mail "
     "links to <base_url>/<game>/<board>.",
 }
@@ -83,12 +87,15 @@ TEXT_KEYS = {
     "backup.dir",
     "web.base_url",
     "mail.html",
+    "mail.authserv_id",
     "web.host",
 }
 CHOICES = {"smtp.security": ("none", "ssl", "starttls"), "mail.html": ("on", "off")}
 # A base URL: http(s), a host, an optional port and path; no query, fragment, space or quote,
 # since it is written into every board mail and into an HTML attribute.
 MAX_BASE_URL_CHARS = 48
+# RFC 8601's authserv-id as MTAs write it: a host name.
+AUTHSERV_ID_RE = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._-]{0,253})")
 BASE_URL_RE = re.compile(r"https?://[A-Za-z0-9.-]+(?::\d{1,5})?(?:/[A-Za-z0-9._~%/+-]*)?")
 
 
@@ -214,6 +221,11 @@ def _value_problem(key: str, value: str) -> str | None:
         return f"{key} = {value!r} is not a whole number"
     if key == "server.address" and "@" not in value:
         return f"server.address = {value!r} is not a mail address"
+    if key == "mail.authserv_id" and value and not AUTHSERV_ID_RE.fullmatch(value):
+        return (
+            f"mail.authserv_id = {value!r} is not an authserv-id such as mx.example.org (the "
+            "first word of the Authentication-Results headers your MTA adds)"
+        )
     if key == "web.base_url" and value and not BASE_URL_RE.fullmatch(value):
         return (
             f"web.base_url = {value!r} is not an http(s) address such as "

@@ -173,6 +173,8 @@ class Server:
         """Run one request; `early` is an EarlyCheck of its password already under way."""
         if request.key and self.store.limits.inbox_seen(request.key):
             return self._duplicate(request)
+        if request.stranger:
+            return self._answer_stranger(request)
         grant, text = None, request.text
         if request.token is not None:
             reset = self.store.users.reset_by_token(split_token(request.token)[0])
@@ -322,7 +324,33 @@ class Server:
 
     def refuse_message(self, request: Request, message: str) -> Result:
         """Answer a message we will not run (too large, too many lines) with an error, once."""
+        if request.stranger:
+            return self._answer_stranger(request)
         return self._transaction(request, None, {}, lambda ctx: ctx.answer_error(message))
+
+    def _answer_stranger(self, request: Request) -> Result:
+        """A mail the MTA found fails DMARC for its origin's domain (docs/spec/server.md §7)
+        may not come from there: it runs nothing, confirms nothing, and its origin gets one
+        short answer an hour, counted under a key of its own so that forged mail never uses
+        up or locks the limits of the address it names."""
+
+        def answer(ctx):
+            ctx.refused = True
+            if not ctx.first_notice_this_hour("stranger_notice"):
+                log.warning("DMARC failed: a mail from %s not answered", ctx.sender_key)
+                return
+            domain = ctx.sender_key.rpartition("@")[2]
+            ctx.reply(
+                "PBM error",
+                f"Your mail failed our mail server's DMARC check for {domain}, so it may not "
+                f"be from {ctx.sender_key}: nothing in it was done. Send it again through "
+                f"the mail server of {domain}. Until {show_time(ctx.now + HOUR)} further "
+                "mails like it get no answer.",
+                kind="error",
+                token=False,
+            )
+
+        return self._transaction(request, None, {}, answer)
 
     def _transaction(self, request, parsed, checks, work, grant=None) -> Result:
         """One request: inbox key, rate limit, the command and its mail, committed together;
@@ -366,23 +394,28 @@ class Server:
         return Result(ok=True, duplicate=True)
 
     def _over_rate_limit(self, ctx) -> bool:
-        """At most commands_per_hour commands per sender in a sliding hour: the first one over
-        is answered, later ones are dropped unanswered (so a loop cannot feed on itself)."""
-        sender = (ctx.request.sender or "").lower()
-        if ctx.request.operator or not sender:
+        """At most commands_per_hour commands per origin in a sliding hour (a stranger's mail
+        has a limit of its own, _answer_stranger). A refused command is not counted, so a
+        flood does not keep the limit shut; it is answered, but one such answer an hour goes
+        to an origin, so that a loop cannot feed on itself."""
+        sender = ctx.sender_key
+        if ctx.request.operator or ctx.request.stranger or not sender:
             return False
         limit = self.config.number("limits.commands_per_hour")
-        moment = ctx.now
-        recent = self.store.limits.rate_events("command", sender, stamp(moment - HOUR))
-        self.store.limits.add_rate_event("command", sender, stamp(moment))
+        recent = self.store.limits.rate_events("command", sender, stamp(ctx.now - HOUR))
         if len(recent) < limit:
+            self.store.limits.add_rate_event("command", sender, stamp(ctx.now))
             return False
-        if len(recent) == limit:
-            again = show_time(parse_stamp(recent[0]) + HOUR)
-            ctx.answer_error(f"Too many requests from {sender}; try again after {again}")
+        ctx.refused = True
+        again = show_time(parse_stamp(recent[-limit]) + HOUR)
+        if ctx.first_notice_this_hour("limit_notice"):
+            ctx.answer_error(
+                f"Too many requests from {sender}; try again after {again}. Nothing in this "
+                f"mail was done, and until then further commands from {sender} are refused "
+                "without an answer: send them again after that time."
+            )
         else:
-            ctx.refused = True
-            log.warning("rate limit: dropped a command from %s", sender)
+            log.warning("rate limit: refused a command from %s, not answered", sender)
         return True
 
     def _timeouts(self) -> tuple[int, int]:
@@ -564,7 +597,8 @@ class Context:
         for userid in self.failed_logins:
             self.store.limits.add_auth_failure(userid, self.sender_key, stamp(self.now))
             self._tell_owner_of_guessing(userid)
-        # So do right passwords: the sender's address is confirmed for that account.
+        # So do right passwords and valid reply tokens: the origin is confirmed for that
+        # account.
         for userid in self.proven_userids:
             self.store.limits.add_address_proof(userid, self.sender_key, stamp(self.now))
 
@@ -707,6 +741,8 @@ class Context:
             if userid != self.grant.userid or user is None or user.status != "active":
                 self.abort("This reply address is not valid for this command")
             self.userid = userid
+            if self.sender_key:  # the token came to this address: it receives our mail
+                self.proven_userids.append(userid)
             return user
         lock = login_lock(self.store, self.config, userid, self.sender_key, self.now)
         if lock is not None:
@@ -736,6 +772,13 @@ class Context:
         self.userid = userid
         if self.sender_key:
             self.proven_userids.append(userid)
+
+    def first_notice_this_hour(self, kind: str) -> bool:
+        """True, and recorded, when the origin got no notice of this kind in the last hour."""
+        if self.store.limits.rate_events(kind, self.sender_key, stamp(self.now - HOUR)):
+            return False
+        self.store.limits.add_rate_event(kind, self.sender_key, stamp(self.now))
+        return True
 
     def check_daily_limit(self, kind: str, limit_key: str, what: str):
         """At most `limits.<limit_key>` events of a kind per sender in 24 hours."""

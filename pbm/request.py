@@ -8,11 +8,14 @@ from dataclasses import dataclass, field
 class Request:
     text: str
     body: str = ""
-    sender: str | None = None  # where direct replies go; None: the operator at a terminal
+    # The mail's origin (mailin.origin_address): who may use a reply token, whose limits
+    # count, what a command confirms, where direct replies go. None: the operator.
+    sender: str | None = None
     key: str | None = None  # inbox key against duplicates
     message_id: str | None = None
     body_lines: list[str] = field(default_factory=list)  # the stripped body, for quoting
     token: str | None = None  # a reply token (replies.py): `text` is then the reply's first line
+    stranger: bool = False  # the MTA's DMARC check failed for the origin: nothing runs
 
     @property
     def operator(self) -> bool:

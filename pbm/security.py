@@ -143,10 +143,10 @@ def login_lock(store, config, userid: str, sender: str, moment):
 
 
 def password_check_needed(store, config, request, userid: str | None) -> bool:
-    """False when the command will not get as far as its password: a duplicate, a sender
-    over commands_per_hour, a locked pair or account. Then no argon2 runs for it, so a
-    flood of password commands costs only these reads."""
-    if request.key and store.limits.inbox_seen(request.key):
+    """False when the command will not get as far as its password: a stranger's mail, a
+    duplicate, a sender over commands_per_hour, a locked pair or account. Then no argon2
+    runs for it, so a flood of password commands costs only these reads."""
+    if request.stranger or (request.key and store.limits.inbox_seen(request.key)):
         return False
     sender = (request.sender or "").lower()
     if not sender:
