@@ -38,6 +38,7 @@ DEFAULTS = {
         "max_multiple_lines": "50",
         "reset_requests_per_day": "5",
         "reset_mails_per_account_per_day": "3",
+        "reset_mail_window_minutes": "15",
     },
     "timeouts": {
         "nag_days": "7",
