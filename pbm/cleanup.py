@@ -13,6 +13,8 @@ from .vacations import allowance_seconds, vacation_body, vacation_state
 
 log = logging.getLogger("pbm.cleanup")
 INBOX_KEEP = timedelta(days=30)
+# A note of mail held back waits for the player's next mail; one that none reached is dropped.
+HELD_MAIL_KEEP = timedelta(days=30)
 DIGEST_EVERY = DAY - timedelta(minutes=30)  # a daily cron run a little early still sends
 
 
@@ -225,6 +227,9 @@ def _prune(ctx, report):
     expired = ctx.store.users.prune_reset_codes(stamp(ctx.now))
     if expired:
         report.append(f"{expired} expired password reset codes pruned")
+    forgotten = ctx.store.limits.prune_held_mails(stamp(ctx.now - HELD_MAIL_KEEP))
+    if forgotten:
+        report.append(f"{forgotten} notes of mail held back over {HELD_MAIL_KEEP.days} days pruned")
     stale = ctx.store.limits.prune_rate_rows(stamp(ctx.now - 2 * DAY))
     if stale:
         report.append(f"{stale} stale rate-limit rows pruned")

@@ -10,6 +10,7 @@ import logging
 import traceback
 from contextlib import contextmanager
 from dataclasses import replace
+from html import escape as html_escape
 
 from . import commands  # noqa: F401  (the grammar loads each command module on demand)
 from .boards import Board
@@ -452,6 +453,7 @@ class Server:
                 continue
             mail.to = self._within_unconfirmed_cap(ctx, mail)
             if mail.to:
+                self._tell_of_held_mail(mail)
                 row_id = queue(
                     self.store, self.config, mail, ctx.request.message_id, ctx.request.key
                 )
@@ -472,11 +474,36 @@ class Server:
             key = address.lower()
             if not self.store.limits.address_proven(mail.userid, key):
                 if len(self.store.limits.rate_events("unconfirmed_mail", key, since)) >= limit:
-                    log.warning("unconfirmed address cap: %s mail to %s not sent", mail.kind, key)
+                    log.warning("unconfirmed address cap: %s mail to %s held back", mail.kind, key)
+                    self.store.limits.hold_mail(mail.userid, key, mail.kind, at)
                     continue
                 self.store.limits.add_rate_event("unconfirmed_mail", key, at)
             kept.append(address)
         return kept
+
+    def _tell_of_held_mail(self, mail):
+        """Mail held back by the unconfirmed-address cap is never silent: the next mail that
+        reaches the player says, one line an address, how many and how to confirm it."""
+        held = self.store.limits.held_mails_of(mail.userid) if mail.userid else []
+        if not held:
+            return
+        self.store.limits.forget_held_mails(mail.userid)
+        lines = [
+            self.render(
+                "mail/held_back.txt",
+                userid=mail.userid,
+                address=address,
+                count=count,
+                limit=self.config.number("limits.mails_to_unconfirmed_address_per_day"),
+            )
+            for address, count in held
+        ]
+        mail.body = mail.body.rstrip("\n") + "\n\n" + "\n".join(lines) + "\n"
+        if mail.html is not None:
+            notes = "".join(f"<p>{html_escape(line)}</p>" for line in lines)
+            mail.html = replace(
+                mail.html, html=mail.html.html.replace("</body>", notes + "</body>", 1)
+            )
 
     def _internal_error(self, request: Request, error: Exception) -> Result:
         details = "".join(traceback.format_exception(error))
