@@ -16,7 +16,13 @@ from . import commands  # noqa: F401  (the grammar loads each command module on 
 from .boards import Board
 from .clock import DAY, HOUR, now, parse_stamp, show_time, stamp
 from .failures import TransientError, is_transient
-from .grammar import GrammarError, mask_unparsed, normalize, parse, with_suggestion
+from .grammar import (
+    GrammarError,
+    mask_unparsed,
+    normalize,
+    parse,
+    with_suggestion,
+)
 from .htmlmail import board_part
 from .mailout import Mail, deliver, queue
 from .plugins import GameCatalog, get_migration_sets, load_game
@@ -39,6 +45,7 @@ from .security import (
     mask_secrets,
     needs_rehash,
     password_check_needed,
+    pasted_passwords_of,
     verify_password,
 )
 from .store import Store
@@ -50,6 +57,8 @@ log = logging.getLogger("pbm.dispatch")
 CAPPED_KINDS = ("message", "chat", "new_board")
 
 QUOTED_BODY_LINES = 20
+# Answers that may quote or echo what the mail said: every password it holds is masked.
+ECHOING_KINDS = ("error", "operator")
 
 
 class _DryRun(Exception):
@@ -448,6 +457,9 @@ class Server:
     def queue_mails(self, ctx) -> Result:
         result = Result(ok=not ctx.refused)
         for mail in ctx.mails:
+            if mail.to_sender or mail.kind in ECHOING_KINDS:
+                mail.subject = mask_secrets(mail.subject, ctx.secrets)
+                mail.body = mask_secrets(mail.body, ctx.secrets)
             if mail.to_sender and ctx.request.operator:
                 result.printed.append(mail)
                 continue
@@ -506,7 +518,9 @@ class Server:
             )
 
     def _internal_error(self, request: Request, error: Exception) -> Result:
-        details = "".join(traceback.format_exception(error))
+        details = mask_secrets(
+            "".join(traceback.format_exception(error)), pasted_passwords_of(request, self.store)
+        )
         log.error("internal error on %r:\n%s", mask_unparsed(request.text.split()), details)
 
         def answer(ctx):
@@ -576,8 +590,11 @@ class Context:
         self.parsed = parsed
         self.game = parsed.game if parsed else None
         self.checks = checks
-        # Passwords are masked out of the body before any command stores or mails it.
-        self.secrets = secrets_to_mask(parsed, self.store)
+        # Passwords, the command's own and those of commands pasted into the mail, are
+        # masked out of the body before any command stores or mails it.
+        self.secrets = secrets_to_mask(parsed, self.store) + pasted_passwords_of(
+            request, self.store
+        )
         self.request = masked_request(request, self.secrets)
         self.now = now()
         self.mails: list[Mail] = []
