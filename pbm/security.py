@@ -189,10 +189,10 @@ def pasted_passwords_of(request, store) -> list[str]:
 
 
 def is_game_word(word: str) -> bool:
-    """A game's command or display name. Every game is looked at, which only a mail that
-    pastes a command naming an account comes to."""
-    from .plugins import get_games  # deferred: a mail loads only its own game otherwise
+    """A game's command name in any case (a display name is the same word capitalised);
+    only that game's plugin is loaded to tell, never every game."""
+    from .game import GAME_NAME_RE  # deferred: the early check needs none of it
+    from .plugins import load_game
 
     lowered = word.lower()
-    games = get_games()
-    return lowered in games or any(g.display_name.lower() == lowered for g in games.values())
+    return GAME_NAME_RE.fullmatch(lowered) is not None and load_game(lowered) is not None
