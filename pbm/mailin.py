@@ -183,8 +183,8 @@ def origin_address(message, envelope_sender: str | None) -> str | None:
         return None
 
 
-# Only the MTA's own verdict is read, and only so much of it: authres takes about 70 us a
-# byte, and a header of the trusted id longer than any real one is no verdict.
+# Only the MTA's own verdict is read, and only so much: authres takes about 70 us a byte,
+# and the headers an MTA adds (OpenDKIM, SPF, OpenDMARC; or rspamd's one) are far shorter.
 MAX_AUTH_RESULTS_BYTES = 2048
 MAX_AUTH_RESULTS_HEADERS = 20
 
@@ -211,34 +211,40 @@ def _auth_results_values(message) -> list[str]:
 
 def dmarc_failed(config, message, origin: str) -> bool:
     """Whether the MTA in front, named by `[mail] authserv_id`, found that the mail fails
-    DMARC for the origin's domain (docs/spec/server.md §7). Only the topmost
-    Authentication-Results header of that id counts: the MTA adds its own above what the mail
-    came with, and anyone can write a header of any id. A header that cannot be parsed is no
-    verdict (logged), nor is a result for another domain."""
+    DMARC for the origin's domain (docs/spec/server.md §7). The topmost header of that id
+    with a DMARC result decides: the MTA adds its own (one per milter) above what the mail
+    came with, and anyone can write a header of any id, but a forged verdict below the
+    MTA's is never read, and one read where the MTA gave none can only refuse its writer.
+    A header that cannot be parsed is no verdict (logged), nor is a result for another
+    domain; past MAX_AUTH_RESULTS_BYTES of headers of that id nothing more is read."""
     trusted = config.get("mail.authserv_id").lower()
     if not trusted:
         return False
     domain = origin.rpartition("@")[2].lower()
+    budget = MAX_AUTH_RESULTS_BYTES
     for value in _auth_results_values(message):
         if trusted not in value.lower():
             continue  # cannot be of the trusted id: not worth authres's time
-        if len(value) > MAX_AUTH_RESULTS_BYTES:
+        budget -= len(value)
+        if budget < 0:
             log.info(
-                "an Authentication-Results header over %d bytes ignored", MAX_AUTH_RESULTS_BYTES
+                "Authentication-Results of %s beyond %d bytes not read",
+                trusted,
+                MAX_AUTH_RESULTS_BYTES,
             )
-            continue
+            return False
         try:
             header = _auth_results_parser().parse_value(value)
         except Exception as error:  # hostile input: no verdict, never a crash of the pipe
             log.info("an Authentication-Results header not understood: %s", error)
             continue
-        if header.authserv_id != trusted:
+        verdicts = [r for r in header.results if r.method == "dmarc"]
+        if header.authserv_id != trusted or not verdicts:
             continue
         return any(
-            result.method == "dmarc"
-            and str(result.result).lower() == "fail"
+            str(result.result).lower() == "fail"
             and str(getattr(result, "header_from", None) or domain).lower() == domain
-            for result in header.results
+            for result in verdicts
         )
     return False
 

@@ -262,7 +262,18 @@ def test_a_stranger_cannot_use_a_reply_token_nor_confirm_an_address(board):
             ],
             True,
         ),
+        # One header per milter under the same id: the first with a DMARC result decides.
+        (
+            [
+                f"{TRUSTED}; spf=pass smtp.mailfrom=example.org",
+                f"{TRUSTED}; dkim=fail header.d=example.org",
+                f"{TRUSTED}; dmarc=fail (p=reject) header.from=example.org",
+                f"{TRUSTED}; dmarc=pass header.from=example.org",
+            ],
+            True,
+        ),
         ([f"{TRUSTED}; dmarc=fail (" + "(" * 5000], False),
+        ([f"{TRUSTED}; spf=pass x=y" + " x=y" * 500, f"{TRUSTED}; dmarc=fail"], False),
         ([f"{TRUSTED}; dmarc=fail header.from=example.org " + "x=y; " * 500], False),
         (["\udcff\udcfe garbage " + TRUSTED], False),
     ],
@@ -301,6 +312,7 @@ def header_value(clause) -> str:
 
 
 def expected_stranger(clauses) -> bool:
+    """Every generated header has a DMARC result: the first of the trusted id decides."""
     for authserv_id, result, domain, _ in clauses:
         if authserv_id.lower() == TRUSTED:
             return result.lower() == "fail" and (domain or "example.org").lower() == "example.org"
