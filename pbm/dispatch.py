@@ -458,8 +458,10 @@ class Server:
         result = Result(ok=not ctx.refused)
         for mail in ctx.mails:
             if mail.to_sender or mail.kind in ECHOING_KINDS:
-                mail.subject = mask_secrets(mail.subject, ctx.secrets)
-                mail.body = mask_secrets(mail.body, ctx.secrets)
+                # The passwords, not the guess at a swapped userid that the quote hides.
+                passwords = ctx.pasted + (ctx.parsed.secrets if ctx.parsed else [])
+                mail.subject = mask_secrets(mail.subject, passwords)
+                mail.body = mask_secrets(mail.body, passwords)
             if mail.to_sender and ctx.request.operator:
                 result.printed.append(mail)
                 continue
@@ -592,10 +594,11 @@ class Context:
         self.checks = checks
         # Passwords, the command's own and those of commands pasted into the mail, are
         # masked out of the body before any command stores or mails it.
-        self.secrets = secrets_to_mask(parsed, self.store) + pasted_passwords_of(
-            request, self.store
-        )
+        self.pasted = pasted_passwords_of(request, self.store)
+        self.secrets = secrets_to_mask(parsed, self.store) + self.pasted
         self.request = masked_request(request, self.secrets)
+        # As it came: the lines of a `multiple` body are commands, each masking its own.
+        self.received = request
         self.now = now()
         self.mails: list[Mail] = []
         self.refused = False

@@ -23,6 +23,7 @@ from hypothesis import strategies as st
 
 from pbm.cli import cli
 from pbm.config import (
+    AUTHSERV_ID_RE,
     BASE_URL_RE,
     CHOICES,
     DEFAULTS,
@@ -278,7 +279,8 @@ INI_VALUES = st.text(st.characters(blacklist_categories=("Cs", "Cc")), max_size=
 def usable(section, key, value) -> bool:
     """The rule of pbm/config.py, restated: a known key, a whole number unless it is a text
     setting, one of the choices where there are choices, an address for server.address, a
-    short http(s) address (or nothing) for web.base_url."""
+    short http(s) address (or nothing) for web.base_url, a host-name token (or nothing) for
+    mail.authserv_id."""
     name = f"{section}.{key}"
     value = value.strip()
     if key not in DEFAULTS[section]:
@@ -291,6 +293,8 @@ def usable(section, key, value) -> bool:
         return not value or (
             BASE_URL_RE.fullmatch(value) is not None and len(value) <= MAX_BASE_URL_CHARS
         )
+    if name == "mail.authserv_id":
+        return not value or AUTHSERV_ID_RE.fullmatch(value) is not None
     return name in TEXT_KEYS or (value.isascii() and value.isdigit())
 
 
