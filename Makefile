@@ -51,7 +51,9 @@ stress: $(TEST_INSTALLED)
 		tests/test_grammar.py tests/test_header_safety.py tests/test_password_masking.py \
 		tests/test_guessing.py tests/test_mail_bombing.py tests/test_bounded.py tests/test_curable.py \
 		tests/test_serve_load.py tests/test_serve_sessions.py tests/test_restore_checks.py \
-		tests/test_engine_differential.py tests/test_seek_race.py tests/test_seeks.py
+		tests/test_engine_differential.py tests/test_seek_race.py tests/test_seeks.py \
+		tests/test_origin.py tests/test_lockout.py tests/test_confirmation.py \
+		tests/test_reset_codes.py tests/test_password_echo.py
 
 BENCH_INSTALLED := $(VENV)/.installed-bench
 

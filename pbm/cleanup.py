@@ -19,6 +19,8 @@ log = logging.getLogger("pbm.cleanup")
 INBOX_KEEP = timedelta(days=30)
 # An invitation that ended tells late answers what became of it, for as long as this.
 INVITATIONS_KEEP = timedelta(days=30)
+# A note of mail held back waits for the player's next mail; one that none reached is dropped.
+HELD_MAIL_KEEP = timedelta(days=30)
 DIGEST_EVERY = DAY - timedelta(minutes=30)  # a daily cron run a little early still sends
 
 
@@ -289,6 +291,9 @@ def _prune(ctx, report):
     old = ctx.store.delivery.prune_bounces(stamp(ctx.now - TEMPORARY_WINDOW))
     if old:
         report.append(f"{old} old bounce reports pruned")
+    forgotten = ctx.store.limits.prune_held_mails(stamp(ctx.now - HELD_MAIL_KEEP))
+    if forgotten:
+        report.append(f"{forgotten} notes of mail held back over {HELD_MAIL_KEEP.days} days pruned")
     stale = ctx.store.limits.prune_rate_rows(stamp(ctx.now - 2 * DAY))
     if stale:
         report.append(f"{stale} stale rate-limit rows pruned")

@@ -50,6 +50,7 @@ DEFAULTS = {
         "max_multiple_lines": "50",
         "reset_requests_per_day": "5",
         "reset_mails_per_account_per_day": "3",
+        "reset_mail_window_minutes": "15",
     },
     "timeouts": {
         "nag_days": "7",
@@ -58,7 +59,7 @@ DEFAULTS = {
         "vacation_days_per_year": "30",
     },
     "broadcast": {"address": ""},
-    "mail": {"html": "on"},
+    "mail": {"html": "on", "authserv_id": ""},
     # `pbm web`, the read-only web view (docs/spec/server.md §11.8), behind a reverse proxy;
     # base_url is where board mails link to it.
     "web": {"base_url": "", "host": "127.0.0.1", "port": "8080", "threads": "4"},
@@ -84,6 +85,10 @@ NOTES = {
     "showing the board's picture; each user changes it with `html U P on|off`.",
     "dkim.public_key": "The public half of the milter's DKIM key: a PEM public key, or "
     "the <selector>.txt record opendkim-genkey writes; `pbm check` prints the DNS records.",
+    "mail.authserv_id": "The authserv-id (e.g. mx.example.org) of the MTA in front of pbm "
+    "that checks DMARC and adds Authentication-Results (Postfix with OpenDMARC, rspamd): a mail "
+    "it says fails DMARC for its From domain is a stranger's, runs nothing and gets one short "
+    "answer (docs/security.md). Empty: no Authentication-Results header is read.",
     "web.base_url": "The http(s) address of the web view: when set, every board mail "
     "links to <base_url>/<game>/<board>.",
     "listen.max_recipients": "RCPT TO accepted in one message of `pbm serve` (452 past "
@@ -121,6 +126,7 @@ TEXT_KEYS = {
     "backup.dir",
     "web.base_url",
     "mail.html",
+    "mail.authserv_id",
     "web.host",
     "dkim.selector",
     "dkim.public_key",
@@ -144,6 +150,8 @@ AT_LEAST_ONE = {
 # A base URL: http(s), a host, an optional port and path; no query, fragment, space or quote,
 # since it is written into every board mail and into an HTML attribute.
 MAX_BASE_URL_CHARS = 48
+# RFC 8601's authserv-id as MTAs write it: a host name.
+AUTHSERV_ID_RE = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._-]{0,253})")
 BASE_URL_RE = re.compile(r"https?://[A-Za-z0-9.-]+(?::\d{1,5})?(?:/[A-Za-z0-9._~%/+-]*)?")
 
 
@@ -271,6 +279,11 @@ def _value_problem(key: str, value: str) -> str | None:
         return f"{key} = {value!r} must be at least 1"
     if key == "server.address" and "@" not in value:
         return f"server.address = {value!r} is not a mail address"
+    if key == "mail.authserv_id" and value and not AUTHSERV_ID_RE.fullmatch(value):
+        return (
+            f"mail.authserv_id = {value!r} is not an authserv-id such as mx.example.org (the "
+            "first word of the Authentication-Results headers your MTA adds)"
+        )
     if key == "web.base_url" and value and not BASE_URL_RE.fullmatch(value):
         return (
             f"web.base_url = {value!r} is not an http(s) address such as "

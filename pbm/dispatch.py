@@ -10,13 +10,20 @@ import logging
 import traceback
 from contextlib import contextmanager
 from dataclasses import replace
+from html import escape as html_escape
 
 from . import commands  # noqa: F401  (the grammar loads each command module on demand)
 from .boards import Board
 from .bounces import clear_on_mail, working_addresses
 from .clock import DAY, HOUR, now, parse_stamp, show_time, stamp
 from .failures import TransientError, is_transient
-from .grammar import GrammarError, mask_unparsed, normalize, parse, with_suggestion
+from .grammar import (
+    GrammarError,
+    mask_unparsed,
+    normalize,
+    parse,
+    with_suggestion,
+)
 from .htmlmail import board_part
 from .mailout import Mail, deliver, queue
 from .plugins import GameCatalog, get_migration_sets, load_game
@@ -41,6 +48,7 @@ from .security import (
     mask_secrets,
     needs_rehash,
     password_check_needed,
+    pasted_passwords_of,
     verify_password,
 )
 from .store import Store
@@ -53,6 +61,8 @@ log = logging.getLogger("pbm.dispatch")
 CAPPED_KINDS = ("message", "chat", "new_board", "invitation")
 
 QUOTED_BODY_LINES = 20
+# Answers that may quote or echo what the mail said: every password it holds is masked.
+ECHOING_KINDS = ("error", "operator")
 
 
 class _DryRun(Exception):
@@ -184,6 +194,8 @@ class Server:
         if request.service is not None:
             # A bounce or an unsubscribe (servicemail.py): no command, no password.
             return self._transaction(request, None, {}, request.service.run)
+        if request.stranger:
+            return self._answer_stranger(request)
         grant, text = None, request.text
         if request.token is not None:
             reset = self.store.users.reset_by_token(split_token(request.token)[0])
@@ -342,7 +354,33 @@ class Server:
 
     def refuse_message(self, request: Request, message: str) -> Result:
         """Answer a message we will not run (too large, too many lines) with an error, once."""
+        if request.stranger:
+            return self._answer_stranger(request)
         return self._transaction(request, None, {}, lambda ctx: ctx.answer_error(message))
+
+    def _answer_stranger(self, request: Request) -> Result:
+        """A mail the MTA found fails DMARC for its origin's domain (docs/spec/server.md §7)
+        may not come from there: it runs nothing, confirms nothing, and its origin gets one
+        short answer an hour, counted under a key of its own so that forged mail never uses
+        up or locks the limits of the address it names."""
+
+        def answer(ctx):
+            ctx.refused = True
+            if not ctx.first_notice_this_hour("stranger_notice"):
+                log.warning("DMARC failed: a mail from %s not answered", ctx.sender_key)
+                return
+            domain = ctx.sender_key.rpartition("@")[2]
+            ctx.reply(
+                "PBM error",
+                f"Your mail failed our mail server's DMARC check for {domain}, so it may not "
+                f"be from {ctx.sender_key}: nothing in it was done. Send it again through "
+                f"the mail server of {domain}. Until {show_time(ctx.now + HOUR)} further "
+                "mails like it get no answer.",
+                kind="error",
+                token=False,
+            )
+
+        return self._transaction(request, None, {}, answer)
 
     def _transaction(self, request, parsed, checks, work, grant=None) -> Result:
         """One request: inbox key, rate limit, the command and its mail, committed together;
@@ -387,23 +425,28 @@ class Server:
         return Result(ok=True, duplicate=True)
 
     def _over_rate_limit(self, ctx) -> bool:
-        """At most commands_per_hour commands per sender in a sliding hour: the first one over
-        is answered, later ones are dropped unanswered (so a loop cannot feed on itself)."""
-        sender = (ctx.request.sender or "").lower()
-        if ctx.request.operator or not sender:
+        """At most commands_per_hour commands per origin in a sliding hour (a stranger's mail
+        has a limit of its own, _answer_stranger). A refused command is not counted, so a
+        flood does not keep the limit shut; it is answered, but one such answer an hour goes
+        to an origin, so that a loop cannot feed on itself."""
+        sender = ctx.sender_key
+        if ctx.request.operator or ctx.request.stranger or not sender:
             return False
         limit = self.config.number("limits.commands_per_hour")
-        moment = ctx.now
-        recent = self.store.limits.rate_events("command", sender, stamp(moment - HOUR))
-        self.store.limits.add_rate_event("command", sender, stamp(moment))
+        recent = self.store.limits.rate_events("command", sender, stamp(ctx.now - HOUR))
         if len(recent) < limit:
+            self.store.limits.add_rate_event("command", sender, stamp(ctx.now))
             return False
-        if len(recent) == limit:
-            again = show_time(parse_stamp(recent[0]) + HOUR)
-            ctx.answer_error(f"Too many requests from {sender}; try again after {again}")
+        ctx.refused = True
+        again = show_time(parse_stamp(recent[-limit]) + HOUR)
+        if ctx.first_notice_this_hour("limit_notice"):
+            ctx.answer_error(
+                f"Too many requests from {sender}; try again after {again}. Nothing in this "
+                f"mail was done, and until then further commands from {sender} are refused "
+                "without an answer: send them again after that time."
+            )
         else:
-            ctx.refused = True
-            log.warning("rate limit: dropped a command from %s", sender)
+            log.warning("rate limit: refused a command from %s, not answered", sender)
         return True
 
     def _timeouts(self) -> tuple[int, int]:
@@ -438,6 +481,11 @@ class Server:
         # own mail has just cleared theirs.
         failing = self.store.delivery.any_failing()
         for mail in ctx.mails:
+            if mail.to_sender or mail.kind in ECHOING_KINDS:
+                # The passwords, not the guess at a swapped userid that the quote hides.
+                passwords = ctx.pasted + (ctx.parsed.secrets if ctx.parsed else [])
+                mail.subject = mask_secrets(mail.subject, passwords)
+                mail.body = mask_secrets(mail.body, passwords)
             if mail.to_sender and ctx.request.operator:
                 result.printed.append(mail)
                 continue
@@ -445,6 +493,7 @@ class Server:
                 mail.to = working_addresses(self.store, mail.to)
             mail.to = self._within_unconfirmed_cap(ctx, mail)
             if mail.to:
+                self._tell_of_held_mail(mail)
                 row_id = queue(
                     self.store, self.config, mail, ctx.request.message_id, ctx.request.key
                 )
@@ -465,14 +514,41 @@ class Server:
             key = address.lower()
             if not self.store.limits.address_proven(mail.userid, key):
                 if len(self.store.limits.rate_events("unconfirmed_mail", key, since)) >= limit:
-                    log.warning("unconfirmed address cap: %s mail to %s not sent", mail.kind, key)
+                    log.warning("unconfirmed address cap: %s mail to %s held back", mail.kind, key)
+                    self.store.limits.hold_mail(mail.userid, key, mail.kind, at)
                     continue
                 self.store.limits.add_rate_event("unconfirmed_mail", key, at)
             kept.append(address)
         return kept
 
+    def _tell_of_held_mail(self, mail):
+        """Mail held back by the unconfirmed-address cap is never silent: the next mail that
+        reaches the player says, one line an address, how many and how to confirm it."""
+        held = self.store.limits.held_mails_of(mail.userid) if mail.userid else []
+        if not held:
+            return
+        self.store.limits.forget_held_mails(mail.userid)
+        lines = [
+            self.render(
+                "mail/held_back.txt",
+                userid=mail.userid,
+                address=address,
+                count=count,
+                limit=self.config.number("limits.mails_to_unconfirmed_address_per_day"),
+            )
+            for address, count in held
+        ]
+        mail.body = mail.body.rstrip("\n") + "\n\n" + "\n".join(lines) + "\n"
+        if mail.html is not None:
+            notes = "".join(f"<p>{html_escape(line)}</p>" for line in lines)
+            mail.html = replace(
+                mail.html, html=mail.html.html.replace("</body>", notes + "</body>", 1)
+            )
+
     def _internal_error(self, request: Request, error: Exception) -> Result:
-        details = "".join(traceback.format_exception(error))
+        details = mask_secrets(
+            "".join(traceback.format_exception(error)), pasted_passwords_of(request, self.store)
+        )
         log.error("internal error on %r:\n%s", mask_unparsed(request.text.split()), details)
 
         def answer(ctx):
@@ -542,9 +618,13 @@ class Context:
         self.parsed = parsed
         self.game = parsed.game if parsed else None
         self.checks = checks
-        # Passwords are masked out of the body before any command stores or mails it.
-        self.secrets = secrets_to_mask(parsed, self.store)
+        # Passwords, the command's own and those of commands pasted into the mail, are
+        # masked out of the body before any command stores or mails it.
+        self.pasted = pasted_passwords_of(request, self.store)
+        self.secrets = secrets_to_mask(parsed, self.store) + self.pasted
         self.request = masked_request(request, self.secrets)
+        # As it came: the lines of a `multiple` body are commands, each masking its own.
+        self.received = request
         self.now = now()
         self.mails: list[Mail] = []
         self.refused = False
@@ -596,7 +676,8 @@ class Context:
         for userid in self.failed_logins:
             self.store.limits.add_auth_failure(userid, self.sender_key, stamp(self.now))
             self._tell_owner_of_guessing(userid)
-        # So do right passwords: the sender's address is confirmed for that account.
+        # So do right passwords and valid reply tokens: the origin is confirmed for that
+        # account.
         for userid in self.proven_userids:
             self.store.limits.add_address_proof(userid, self.sender_key, stamp(self.now))
 
@@ -739,6 +820,8 @@ class Context:
             if userid != self.grant.userid or user is None or user.status != "active":
                 self.abort("This reply address is not valid for this command")
             self.userid = userid
+            if self.sender_key:  # the token came to this address: it receives our mail
+                self.proven_userids.append(userid)
             return user
         lock = login_lock(self.store, self.config, userid, self.sender_key, self.now)
         if lock is not None:
@@ -768,6 +851,13 @@ class Context:
         self.userid = userid
         if self.sender_key:
             self.proven_userids.append(userid)
+
+    def first_notice_this_hour(self, kind: str) -> bool:
+        """True, and recorded, when the origin got no notice of this kind in the last hour."""
+        if self.store.limits.rate_events(kind, self.sender_key, stamp(self.now - HOUR)):
+            return False
+        self.store.limits.add_rate_event(kind, self.sender_key, stamp(self.now))
+        return True
 
     def check_daily_limit(self, kind: str, limit_key: str, what: str):
         """At most `limits.<limit_key>` events of a kind per sender in 24 hours."""

@@ -7,6 +7,7 @@ touching the database, so the same words mean the same thing through every door.
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from .game import GAME_NAME_RE
 from .serveroptions import SEEK_ONLY, clock_options, seek_options
@@ -406,6 +407,99 @@ def password_of(text: str):
     if positions is None or max(positions) >= len(args):
         return None
     return args[positions[0]].lower(), args[positions[1]]
+
+
+# A command names its passwords within its first words (`game accept B U P`, `change
+# password U old new`): a pasted command is read from at most this many words on.
+PASTED_COMMAND_WORDS = 8
+# Every command word and alias, and the beginnings an abbreviation may take: a word that is
+# none of them is no command, without a look at the command table.
+COMMAND_STARTS = frozenset(
+    word[:length] for word in COMMAND_VOCABULARY for length in range(3, len(word) + 1)
+)
+PASSWORD_SHAPE_RE = re.compile(r"[!-~]{4,64}")
+
+
+def pasted_passwords(line: str, names_account: Callable[[str | None, str], bool]) -> list[str]:
+    """The password words of every command with a password that the line reads as, from any
+    of its words on: a command pasted into a reply's first line, a comment or a chat. Read
+    from the words alone, as password_of does, with no password checked. A reading counts
+    when names_account(game word or None, userid) says it names a real account: the shortest
+    that does, grown to the command's least number of arguments (`change password U old
+    new` has two)."""
+    words = line.split()
+    found = []
+    for start, word in enumerate(words):
+        if "global" not in _command_scopes(word) and not (
+            start + 1 < len(words) and "game" in _command_scopes(words[start + 1])
+        ):
+            continue
+        command = _pasted_command(words[start : start + PASTED_COMMAND_WORDS])
+        if command is not None:
+            game, spec, args = command
+            found.extend(_account_passwords(game, spec, args, names_account))
+    return found
+
+
+def _account_passwords(game, spec, args, names_account) -> list[str]:
+    for count in range(1, len(args) + 1):
+        reading = _reading(spec, args[:count])
+        if reading is None or not names_account(game, reading[0]):
+            continue
+        whole = _reading(spec, args[: max(count, min(spec.min_args, len(args)))])
+        return whole[1] if whole and whole[0] == reading[0] else reading[1]
+    return []
+
+
+@lru_cache(maxsize=4096)
+def _command_scopes(word: str) -> tuple[str, ...]:
+    """The scopes in which a word names a command that takes a password."""
+    return tuple(scope for scope in ("global", "game") if _password_specs(scope, word.lower()))
+
+
+@lru_cache(maxsize=1024)
+def _password_specs(scope: str, lowered: str) -> tuple[CommandSpec, ...]:
+    """The specs a lower-case word resolves to in a scope, if one of them takes a password."""
+    if lowered not in COMMAND_STARTS:
+        return ()
+    specs = tuple(_resolve(lowered, specs_for(scope, lowered)))
+    return specs if any(spec.secrets for spec in specs) else ()
+
+
+def _pasted_command(words):
+    """(game word or None, spec, arguments) of a command with a password the words start
+    with, else None."""
+    try:
+        positional, _, _ = extract_options([w for w in words if w != "**"])
+    except GrammarError:
+        return None
+    if len(positional) < 2:
+        return None
+    scope = "global" if "global" in _command_scopes(positional[0]) else "game"
+    game = None if scope == "global" else positional[0]
+    rest = positional if scope == "global" else positional[1:]
+    specs = _password_specs(scope, rest[0].lower())
+    args = rest[1:]
+    if specs and specs[0].subword is not None:
+        specs = [s for s in specs if args and s.subword == args[0].lower()]
+        args = args[1:]
+    return (game, specs[0], args) if specs else None
+
+
+def _reading(spec, args):
+    """(userid, password words) of a command with exactly these arguments, or None when they
+    name no userid and password of a possible account."""
+    secret_at = [i for i in spec.secret_positions(args) if i < len(args)]
+    if not secret_at:
+        return None
+    auth = spec.auth_positions(args)
+    userid_at = auth[0] if auth is not None else min(secret_at) - 1
+    if not 0 <= userid_at < len(args) or not is_valid_userid(args[userid_at].lower()):
+        return None
+    secrets = [args[i] for i in secret_at]
+    if not all(PASSWORD_SHAPE_RE.fullmatch(secret) for secret in secrets):
+        return None
+    return args[userid_at].lower(), secrets
 
 
 def parse_board(token: str, allow_ply=False):

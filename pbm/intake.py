@@ -90,7 +90,7 @@ def process_message(
         pipeline = pipeline or OpenPerMail(config)
         with handling_mail(home):
             early = None
-            if refusal is None and request.token is None:
+            if refusal is None and request.token is None and not request.stranger:
                 early = pipeline.early_check(config, request)
             return Outcome(consumed=True, result=pipeline.run(request, refusal, early))
     except Exception as error:

@@ -8,6 +8,7 @@ import hashlib
 import logging
 import re
 import sys
+from dataclasses import replace
 from email.parser import BytesHeaderParser, BytesParser
 from email.policy import EmailPolicy
 from email.utils import getaddresses
@@ -166,16 +167,87 @@ def _header(message, name) -> str:
     return "" if value is None else str(value)
 
 
-def reply_address(message) -> str | None:
-    """The first Reply-To address, else From; only a plain ASCII addr-spec is accepted
-    (headers.checked_address): an 8-bit or encoded-word address gets no answer."""
-    for name in ("Reply-To", "From"):
-        for _, address in getaddresses([_header(message, name)]):
-            try:
-                return checked_address(address or "")
-            except HeaderError:
-                continue
-    return None
+def origin_address(message, envelope_sender: str | None) -> str | None:
+    """The mail's origin (docs/spec/server.md §4.2): the one address of its From; the
+    envelope sender only where From is unusable (absent, several addresses, not a plain ASCII
+    addr-spec, headers.checked_address). Reply-To decides nothing: whoever writes a mail
+    chooses it freely, and neither SPF, DKIM nor DMARC checks it."""
+    addresses = getaddresses([_header(message, "From")])
+    if len(addresses) == 1:
+        try:
+            return checked_address(addresses[0][1] or "")
+        except HeaderError:
+            pass
+    try:
+        return checked_address((envelope_sender or "").strip().strip("<>").strip())
+    except HeaderError:
+        return None
+
+
+# Only the MTA's own verdict is read, and only so much: authres takes about 70 us a byte,
+# and the headers an MTA adds (OpenDKIM, SPF, OpenDMARC; or rspamd's one) are far shorter.
+MAX_AUTH_RESULTS_BYTES = 2048
+MAX_AUTH_RESULTS_HEADERS = 20
+
+
+@lru_cache(maxsize=1)
+def _auth_results_parser():
+    # deferred: start-up speed of the mail pipe; only a home with [mail] authserv_id needs it
+    import authres
+    import authres.dmarc
+
+    return authres.FeatureContext(authres.dmarc)
+
+
+def _auth_results_values(message) -> list[str]:
+    """The Authentication-Results values, topmost first, unfolded, at most a few."""
+    values = []
+    for name, value in message.raw_items():
+        if name.lower() == "authentication-results":
+            values.append(re.sub(r"\r?\n[ \t]", " ", str(value)).strip())
+            if len(values) == MAX_AUTH_RESULTS_HEADERS:
+                break
+    return values
+
+
+def dmarc_failed(config, message, origin: str) -> bool:
+    """Whether the MTA in front, named by `[mail] authserv_id`, found that the mail fails
+    DMARC for the origin's domain (docs/spec/server.md §7). The topmost header of that id
+    with a DMARC result decides: the MTA adds its own (one per milter) above what the mail
+    came with, and anyone can write a header of any id, but a forged verdict below the
+    MTA's is never read, and one read where the MTA gave none can only refuse its writer.
+    A header that cannot be parsed is no verdict (logged), nor is a result for another
+    domain; past MAX_AUTH_RESULTS_BYTES of headers of that id nothing more is read."""
+    trusted = config.get("mail.authserv_id").lower()
+    if not trusted:
+        return False
+    domain = origin.rpartition("@")[2].lower()
+    budget = MAX_AUTH_RESULTS_BYTES
+    for value in _auth_results_values(message):
+        if trusted not in value.lower():
+            continue  # cannot be of the trusted id: not worth authres's time
+        budget -= len(value)
+        if budget < 0:
+            log.info(
+                "Authentication-Results of %s beyond %d bytes not read",
+                trusted,
+                MAX_AUTH_RESULTS_BYTES,
+            )
+            return False
+        try:
+            header = _auth_results_parser().parse_value(value)
+        except Exception as error:  # hostile input: no verdict, never a crash of the pipe
+            log.info("an Authentication-Results header not understood: %s", error)
+            continue
+        verdicts = [r for r in header.results if r.method == "dmarc"]
+        if header.authserv_id != trusted or not verdicts:
+            continue
+        return any(
+            str(result.result).lower() == "fail"
+            and str(getattr(result, "header_from", None) or domain).lower() == domain
+            for result in verdicts
+        )
+    return False
 
 
 def loop_reason(message, envelope_sender, config) -> str | None:
@@ -234,23 +306,18 @@ def read_limited(stream, limit: int):
 
 
 # What the loop guard and the answer need, when the rest of a mail is beyond reading.
-ANSWER_HEADERS = READ_HEADERS | {b"subject", b"content-type"}
+ANSWER_HEADERS = READ_HEADERS | {b"subject", b"content-type", b"authentication-results"}
 
 
 def answer_headers(raw: bytes) -> bytes:
-    """The headers that decide whether and where to answer, each only if within the limits.
-    When From or Reply-To is beyond them, neither is kept: where to answer is unknown, and
-    the mail goes unanswered rather than to an address its sender may not have meant."""
+    """The headers that decide whether and where to answer, each only if within the limits:
+    a From beyond them is unusable, and the origin is then the envelope sender."""
     block, _ = split_headers(raw)
-    headers = [
-        (name, value)
+    kept = [
+        name + b":" + value
         for name, value in headers_of(block[:MAX_HEADER_BLOCK_BYTES])
-        if name in ANSWER_HEADERS
+        if name in ANSWER_HEADERS and not header_problem(name, value)
     ]
-    unreadable = {name for name, value in headers if header_problem(name, value)}
-    if unreadable & {b"from", b"reply-to"}:
-        unreadable |= {b"from", b"reply-to"}
-    kept = [name + b":" + value for name, value in headers if name not in unreadable]
     return b"".join(line if line.endswith(b"\n") else line + b"\n" for line in kept) + b"\n"
 
 
@@ -315,17 +382,25 @@ def read_message(
     )
     if service is not None:
         # A bounce or an unsubscribe (docs/spec/server.md §5.9, §5.10): acted on whatever
-        # the loop guard says, answered only where it would answer a command.
-        sender = reply_address(message) if service.answered and not reason else None
+        # the loop guard says, answered only where it would answer a command. An unsubscribe
+        # is a stranger's where the MTA says DMARC failed: its token is then not taken.
         key = message_key(message_id_of(message), raw)
+        sender = origin_address(message, envelope_sender) if service.answered else None
+        if sender is not None and dmarc_failed(config, message, sender):
+            return Request(text="", sender=sender, key=key, stranger=True), None
+        if reason:
+            sender = None
         return Request(text="", sender=sender, key=key, service=service), None
     if reason:
         log.info("dropped without answer: %s", reason)
         return None, None
-    sender = reply_address(message)
-    if sender is None:
+    origin = origin_address(message, envelope_sender)
+    if origin is None:
         log.info("dropped: no address to answer%s", f" ({problem})" if problem else "")
         return None, None
+    stranger = dmarc_failed(config, message, origin)
+    if stranger:
+        log.info("DMARC failed for %s: the mail is a stranger's", origin)
     message_id = message_id_of(message)
     key = message_key(message_id, raw)
     subject = _header(message, "Subject")
@@ -335,7 +410,8 @@ def read_message(
         else:
             log.info("could not read a mail: %s", problem)
             refusal = f"Could not read your mail: {problem}; nothing was done"
-        return Request(text=subject, sender=sender, key=key, message_id=message_id), refusal
+        request = Request(text=subject, sender=origin, key=key, message_id=message_id)
+        return replace(request, stranger=stranger), refusal
     token = reply_token(config, message, envelope_recipients)
     if token is not None:
         lines = reply_lines(body_text(message))
@@ -346,19 +422,21 @@ def read_message(
         return Request(
             text=first,
             body=comment_from(rest),
-            sender=sender,
+            sender=origin,
             key=key,
             message_id=message_id,
             body_lines=lines,
             token=token,
+            stranger=stranger,
         ), None
-    return build_request(subject, body_text(message), sender, key, message_id), None
+    request = build_request(subject, body_text(message), origin, key, message_id)
+    return replace(request, stranger=stranger), None
 
 
 def build_request(
     text: str, body: str, sender: str | None, key: str | None = None, message_id: str | None = None
 ):
-    """The one way a command's words, body and sender become a Request (the mail, the
+    """The one way a command's words, body and origin become a Request (the mail, the
     command line, the tests): the body is stripped to the sender's own words."""
     lines = strip_body(body)
     return Request(

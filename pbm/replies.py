@@ -8,7 +8,7 @@ token stands for the userid and password of exactly one user on exactly one boar
 board commands of REPLY_WORDS and moves, and never for an account command.
 
 A reset token (docs/spec/server.md §3.2.3) has the same shape, but its id lives in the
-account's password_resets row, never in reply_tokens, and its MAC is taken over a message
+account's reset_codes row, never in reply_tokens, and its MAC is taken over a message
 that starts with RESET_KIND, which no board token's message can (a board token's id is
 base32, without a dash): a board token never resets a password, a reset token never moves.
 

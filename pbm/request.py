@@ -16,7 +16,9 @@ class ServiceWork(Protocol):
 class Request:
     text: str
     body: str = ""
-    sender: str | None = None  # where direct replies go; None: the operator at a terminal
+    # The mail's origin (mailin.origin_address): who may use a reply token, whose limits
+    # count, what a command confirms, where direct replies go. None: the operator.
+    sender: str | None = None
     key: str | None = None  # inbox key against duplicates
     message_id: str | None = None
     body_lines: list[str] = field(default_factory=list)  # the stripped body, for quoting
@@ -24,6 +26,7 @@ class Request:
     # A mail to a service address (a bounce, an unsubscribe): its `run(ctx)` stands for a
     # command (servicemail.py).
     service: ServiceWork | None = None
+    stranger: bool = False  # the MTA's DMARC check failed for the origin: nothing runs
 
     @property
     def operator(self) -> bool:

@@ -5,7 +5,7 @@ import hmac
 import secrets
 import threading
 from collections import OrderedDict
-from functools import lru_cache
+from functools import cache, lru_cache
 
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
@@ -143,10 +143,10 @@ def login_lock(store, config, userid: str, sender: str, moment):
 
 
 def password_check_needed(store, config, request, userid: str | None) -> bool:
-    """False when the command will not get as far as its password: a duplicate, a sender
-    over commands_per_hour, a locked pair or account. Then no argon2 runs for it, so a
-    flood of password commands costs only these reads."""
-    if request.key and store.limits.inbox_seen(request.key):
+    """False when the command will not get as far as its password: a stranger's mail, a
+    duplicate, a sender over commands_per_hour, a locked pair or account. Then no argon2
+    runs for it, so a flood of password commands costs only these reads."""
+    if request.stranger or (request.key and store.limits.inbox_seen(request.key)):
         return False
     sender = (request.sender or "").lower()
     if not sender:
@@ -156,3 +156,43 @@ def password_check_needed(store, config, request, userid: str | None) -> bool:
     if len(recent) >= config.number("limits.commands_per_hour"):
         return False
     return userid is None or login_lock(store, config, userid.lower(), sender, moment) is None
+
+
+# -- passwords pasted into a mail (issue 25.7) -------------------------------------------
+
+# How much of a mail is read for pasted commands: its command line and its whole comment
+# (mailin.MAX_COMMENT_CHARS), at about 10 ms a kilobyte at worst.
+MAX_SCANNED_CHARS = 16000
+
+
+def pasted_passwords_of(request, store) -> list[str]:
+    """The passwords of whole commands pasted anywhere in a mail that may be quoted, stored
+    or relayed: its command line (a reply's first line), its comment, its quoted lines. A
+    command counts when its userid names an account and its game word a game; no password
+    is checked (grammar.pasted_passwords)."""
+    from .grammar import pasted_passwords  # deferred: the early check needs none of it
+
+    @cache
+    def names_account(game_word, userid) -> bool:
+        if store.users.password_hash(userid) is None:
+            return False
+        return game_word is None or is_game_word(game_word)
+
+    lines = [request.text, *request.body.splitlines(), *request.body_lines]
+    found, budget = [], MAX_SCANNED_CHARS
+    for line in dict.fromkeys(lines):
+        if budget <= 0:
+            break
+        found.extend(pasted_passwords(line[:budget], names_account))
+        budget -= len(line) + 1
+    return found
+
+
+def is_game_word(word: str) -> bool:
+    """A game's command name in any case (a display name is the same word capitalised);
+    only that game's plugin is loaded to tell, never every game."""
+    from .game import GAME_NAME_RE  # deferred: the early check needs none of it
+    from .plugins import load_game
+
+    lowered = word.lower()
+    return GAME_NAME_RE.fullmatch(lowered) is not None and load_game(lowered) is not None

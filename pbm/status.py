@@ -21,6 +21,7 @@ def gather(config) -> dict:
         with store.snapshot():
             outbox = {row.status: row for row in store.outbox.health()}
             last_cleanup = store.limits.last_audit_at("cleanup")
+            held_back = store.limits.held_mail_count()
             since = stamp(moment - timedelta(days=ACTIVE_DAYS))
             activity = {
                 "boards_active": sum(store.boards.active_counts().values()),
@@ -56,6 +57,8 @@ def gather(config) -> dict:
             "queued_oldest_minutes": age_minutes(oldest_waiting),
             "failed": failed.count if failed else 0,
             "failed_oldest_minutes": age_minutes(failed.oldest_at) if failed else None,
+            # Held back by the unconfirmed-address cap, their players not yet told.
+            "held_back": held_back,
         },
         "cleanup": {
             "last_run": last_cleanup,
@@ -117,6 +120,8 @@ def text_lines(figures: dict, found: list[str]) -> list[str]:
     lines = [
         f"outbox:     {outbox['queued']} queued{minutes(outbox['queued_oldest_minutes'])}; "
         f"{outbox['failed']} failed{minutes(outbox['failed_oldest_minutes'])}",
+        f"held back:  {outbox['held_back']} mails to unconfirmed addresses, their players "
+        "not yet told",
         "cleanup:    "
         + (
             f"last run {cleanup['last_run']} ({cleanup['hours_ago']} h ago)"

@@ -24,6 +24,7 @@ from hypothesis import strategies as st
 from pbm.cli import cli
 from pbm.config import (
     AT_LEAST_ONE,
+    AUTHSERV_ID_RE,
     BASE_URL_RE,
     CHOICES,
     DEFAULTS,
@@ -280,7 +281,7 @@ def usable(section, key, value) -> bool:
     """The rule of pbm/config.py, restated: a known key, a whole number unless it is a text
     setting, one of the choices where there are choices, an address for server.address, a
     short http(s) address (or nothing) for web.base_url, at least 1 where 0 would stop the
-    service."""
+    service, a host-name token (or nothing) for mail.authserv_id."""
     name = f"{section}.{key}"
     value = value.strip()
     if key not in DEFAULTS[section]:
@@ -295,6 +296,8 @@ def usable(section, key, value) -> bool:
         )
     if name in AT_LEAST_ONE:
         return value.isascii() and value.isdigit() and int(value) >= 1
+    if name == "mail.authserv_id":
+        return not value or AUTHSERV_ID_RE.fullmatch(value) is not None
     return name in TEXT_KEYS or (value.isascii() and value.isdigit())
 
 

@@ -77,7 +77,9 @@ def test_a_clean_message_id_is_answered_in_reply_to(project_env, tmp_path):
     assert parsed["References"] == "<abc.1@mua.example>"
 
 
-def test_an_8bit_from_gets_no_encoded_word_reply_but_reply_to_is_used(project_env, tmp_path):
+def test_an_8bit_from_gets_no_encoded_word_reply_the_envelope_sender_does(project_env, tmp_path):
+    # An unusable From leaves the envelope sender as the origin; Reply-To decides nothing
+    # (docs/spec/server.md §4.2, issue 25).
     from pbm.cli import _migrate
 
     home = tmp_path / "home"
@@ -87,9 +89,13 @@ def test_an_8bit_from_gets_no_encoded_word_reply_but_reply_to_is_used(project_en
     assert outbox_messages(home) == [], "an address we cannot write is not answered"
     raw = raw_mail(eight_bit, "help games", b"<m2@x>", b"Reply-To: joerg@example.org\r\n")
     assert pipe(project_env, raw).returncode == 0
+    assert outbox_messages(home) == [], "nor is Reply-To ever taken instead"
+    raw = raw_mail(eight_bit, "help games", b"<m3@x>", b"Reply-To: joerg@example.org\r\n")
+    assert pipe(project_env, raw, sender="joerg.envelope@example.org").returncode == 0
     [reply] = outbox_messages(home)
     assert b"=?" not in reply.split(b"\n\n", 1)[0]
-    assert email.message_from_bytes(reply, policy=email.policy.default)["To"] == "joerg@example.org"
+    message = email.message_from_bytes(reply, policy=email.policy.default)
+    assert message["To"] == "joerg.envelope@example.org"
 
 
 @pytest.mark.parametrize(

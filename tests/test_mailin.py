@@ -97,12 +97,13 @@ def test_a_game_opening_through_every_kind_of_mail(server):
     assert "bob writes:\nHm.\n" in body
 
 
-def test_errors_go_to_reply_to(server):
+def test_errors_go_to_the_origin_never_to_reply_to(server):
+    # The mail's From, not its Reply-To, is who sent it (docs/spec/server.md §4.2, issue 25).
     env, box = server
     raw = fixture("move_quoted_printable.eml")
     assert pipe(env, raw).returncode == 0
     [mail] = box.fresh()
-    assert mail["To"] == "bob.home@example.org"
+    assert mail["To"] == "bob@example.org"
     assert mail["Subject"] == "KnightPanic error"
     assert "KnightPanic board 101 not found" in mail.get_body(("plain",)).get_content()
     assert "secret" not in mail.as_string()

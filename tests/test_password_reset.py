@@ -73,13 +73,19 @@ def test_a_code_expires_after_an_hour(harness, clock):
     harness.ok("vacation alice secret")
 
 
-def test_a_new_code_replaces_the_old_one(harness):
+def test_a_new_request_leaves_the_pending_code_valid(harness, clock):
+    # Issue 25.6: anyone may send `forgot alice`; it must not void the code alice holds.
+    # Changed from "a new code replaces the old one".
     harness.signup("alice")
+    clock("2026-03-01T10:00:00")
     first = ask_code(harness)
+    clock("2026-03-01T10:16:00")
     second = ask_code(harness)
     assert first != second
-    assert "Invalid or expired reset code" in harness.refused(f"reset alice {first} n3wpass")
-    harness.ok(f"reset alice {second} n3wpass")
+    harness.ok(f"reset alice {first} n3wpass")
+    error = harness.refused(f"reset alice {second} other123")
+    assert "Invalid or expired reset code" in error, "a reset ends every pending code"
+    harness.ok("vacation alice n3wpass")
 
 
 def test_only_a_digest_of_the_code_is_stored_and_nothing_is_logged(harness, caplog):
@@ -108,14 +114,20 @@ def test_wrong_codes_are_limited_like_password_guesses(harness):
     harness.ok(f"reset alice {code} n3wpass", sender="alice@example.org")
 
 
-def test_reset_mails_and_requests_are_capped(harness):
+def test_reset_mails_and_requests_are_capped(harness, clock):
+    # Changed for issue 25.6: a window of 15 minutes between reset mails comes first.
     harness.configure("[limits]\nreset_mails_per_account_per_day = 2\nreset_requests_per_day = 3\n")
     harness.signup("alice")
     harness.new_mails()
-    for sender in ("a@example.net", "b@example.net", "c@example.net"):
+    for minute, sender in (
+        ("00", "a@example.net"),
+        ("16", "b@example.net"),
+        ("32", "c@example.net"),
+    ):
+        clock(f"2026-03-01T10:{minute}:00")
         harness.ok("forgot alice", sender=sender)
     owner = harness.new_mails("alice@example.org")
-    assert len(owner) == 2, "a third mail in a day is not sent, whoever asks"
+    assert len(owner) == 2, "a third mail in a day is not sent at others' request"
     for _ in range(2):
         harness.ok("forgot bob", sender="a@example.net")
     assert "Too many password reset requests from a@example.net today" in harness.refused(

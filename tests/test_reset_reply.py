@@ -104,12 +104,17 @@ def test_an_expired_reset_reply_is_refused(harness, clock):
     assert password_is(harness, "secret")
 
 
-def test_a_newer_reset_mail_replaces_the_older_reply(harness):
+def test_a_newer_reset_mail_leaves_the_older_reply_valid(harness, clock):
+    # Issue 25.6 (changed from "a newer reset mail replaces the older reply"): a stranger's
+    # `forgot` must not void the mail alice is answering; a reset ends both.
     harness.signup("alice")
+    clock("2026-03-01T10:00:00")
     older = reset_mail(harness)
+    clock("2026-03-01T10:16:00")
     newer = reset_mail(harness)
-    assert not reply(harness, older, ALICE, "n3wpass").ok
-    assert reply(harness, newer, ALICE, "n3wpass").ok
+    assert reply(harness, older, ALICE, "n3wpass").ok
+    assert not reply(harness, newer, ALICE, "other123").ok
+    assert password_is(harness, "n3wpass")
 
 
 def test_the_reset_code_and_the_reply_are_one_single_use(harness):
@@ -182,7 +187,7 @@ def test_any_reply_line_becomes_a_reset_of_the_tokens_user_or_a_refusal(line):
     from pbm.grammar import GrammarError, parse
     from pbm.store.records import ResetCodeRecord
 
-    row = ResetCodeRecord("alice", "digest", "then", "later", "a" * 16)
+    row = ResetCodeRecord(1, "alice", "digest", "then", "later", "a" * 16)
     grant, text, problem = Server._reset_token_command(Request(text=line, token="a" * 32), row)
     if problem is not None:
         _, _, fixed = Server._reset_token_command(Request(text="two words", token="a" * 32), row)

@@ -123,7 +123,7 @@ def test_a_backup_with_a_trigger_that_copies_every_mail_out_is_refused(tmp_path,
         ("CREATE INDEX by_password ON users (password_hash)", "index by_password"),
         ("CREATE VIEW hashes AS SELECT userid, password_hash FROM users", "view hashes"),
         (
-            "CREATE TRIGGER keep_codes AFTER INSERT ON password_resets BEGIN SELECT 1; END",
+            "CREATE TRIGGER keep_codes AFTER INSERT ON reset_codes BEGIN SELECT 1; END",
             "trigger keep_codes",
         ),
         ("ALTER TABLE users ADD COLUMN note TEXT", "table users (not as pbm's migrations"),

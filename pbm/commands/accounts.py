@@ -78,6 +78,7 @@ def signup(ctx):
     )
     if ctx.sender_key:
         ctx.store.limits.add_address_proof(userid, ctx.sender_key, stamp(ctx.now))
+    _operator_vouches(ctx, userid, addresses)
     body = ctx.render("mail/account_created.txt", userid=userid, addresses=addresses)
     subject = f"Account {userid} created"
     answered = ctx.sender_is_among(addresses)
@@ -113,7 +114,16 @@ def change_address(ctx):
     _account_changed(ctx, old, new)
 
 
+def _operator_vouches(ctx, userid, addresses):
+    """Addresses the operator gives an account at the terminal are confirmed: a mail from
+    each would prove no more than the operator's word."""
+    if ctx.request.operator:
+        for address in addresses:
+            ctx.store.limits.add_address_proof(userid, address, stamp(ctx.now))
+
+
 def _account_changed(ctx, old, new):
+    _operator_vouches(ctx, ctx.userid, new)
     lowered_old = {a.lower() for a in old}
     lowered_new = {a.lower() for a in new}
     body = ctx.render(

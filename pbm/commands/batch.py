@@ -10,7 +10,7 @@ def multiple(ctx):
     server, request = ctx.server, ctx.request
     lines = [
         line.strip()
-        for line in request.body_lines
+        for line in ctx.received.body_lines
         if line.strip() and not line.strip().startswith("#")
     ]
     limit = server.config.number("limits.max_multiple_lines")

@@ -549,6 +549,46 @@ def _create_private(path: Path) -> None:
         pass  # SQLite's own open names the trouble, as unusable_database_cause expects
 
 
+@_core_step
+def m014_several_reset_codes(db):
+    """Several reset codes per account, each used once and for its own hour (issue 25.6):
+    anyone may send `forgot U`, so a new code must leave those already mailed valid. The one
+    row per account of password_resets moves here; a code made before m008 has no token."""
+    db["reset_codes"].create(
+        {
+            "id": int,
+            "userid": str,
+            "code_digest": str,
+            "created_at": str,
+            "expires_at": str,
+            "token_id": str,
+        },
+        pk="id",
+        foreign_keys=[("userid", "users", "userid")],
+        not_null={"userid", "code_digest", "created_at", "expires_at"},
+    )
+    db["reset_codes"].create_index(["token_id"], unique=True)
+    db["reset_codes"].create_index(["userid", "expires_at"])
+    db.execute(
+        "INSERT INTO reset_codes (userid, code_digest, created_at, expires_at, token_id) "
+        "SELECT userid, code_digest, created_at, expires_at, token_id FROM password_resets"
+    )
+    db["password_resets"].drop()
+
+
+@_core_step
+def m015_held_mails(db):
+    """Mail held back by the cap on unconfirmed addresses (issue 25.4), one row a mail until
+    the player is told in the next mail that reaches them; `pbm status` counts them."""
+    db["held_mails"].create(
+        {"id": int, "userid": str, "address": str, "kind": str, "at": str},
+        pk="id",
+        foreign_keys=[("userid", "users", "userid")],
+        not_null={"userid", "address", "kind", "at"},
+    )
+    db["held_mails"].create_index(["userid", "address"])
+
+
 class Store:
     """One connection to $PBM_HOME/pbm.db, its transactions, and one repository per concern."""
 

@@ -78,5 +78,28 @@ class Limits(Repository):
             (userid, address.lower(), at),
         )
 
+    def hold_mail(self, userid: str, address: str, kind: str, at: str):
+        self.conn.execute(
+            "INSERT INTO held_mails (userid, address, kind, at) VALUES (?, ?, ?, ?)",
+            (userid, address.lower(), kind, at),
+        )
+
+    def held_mails_of(self, userid: str) -> list[tuple[str, int]]:
+        """(address, mails held back) of one account's addresses the player was not told of."""
+        return self.conn.execute(
+            "SELECT address, count(*) FROM held_mails WHERE userid = ? "
+            "GROUP BY address ORDER BY min(id)",
+            (userid,),
+        ).fetchall()
+
+    def forget_held_mails(self, userid: str):
+        self.conn.execute("DELETE FROM held_mails WHERE userid = ?", (userid,))
+
+    def held_mail_count(self) -> int:
+        return self._value("SELECT count(*) FROM held_mails")
+
+    def prune_held_mails(self, before: str) -> int:
+        return self.conn.execute("DELETE FROM held_mails WHERE at < ?", (before,)).rowcount
+
     def last_audit_at(self, kind: str) -> str | None:
         return self._value("SELECT max(at) FROM audit WHERE kind = ?", (kind,))

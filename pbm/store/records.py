@@ -78,6 +78,7 @@ class RobotRecord(Record):
 
 
 class ResetCodeRecord(Record):
+    id: int
     userid: str
     code_digest: str
     created_at: str

@@ -38,41 +38,42 @@ class Users(Repository):
             [(userid, address, i) for i, address in enumerate(addresses)],
         )
 
-    def set_reset_code(
+    def add_reset_code(
         self, userid: str, code_digest: str, at: str, expires_at: str, token_id: str
     ):
-        """A new code replaces any earlier one: only the latest mail's code and reply work."""
+        """One more code: those mailed before stay valid until used or expired."""
         self.conn.execute(
-            "INSERT INTO password_resets (userid, code_digest, created_at, expires_at, "
-            "token_id) VALUES (?, ?, ?, ?, ?) ON CONFLICT (userid) DO UPDATE SET "
-            "code_digest = excluded.code_digest, created_at = excluded.created_at, "
-            "expires_at = excluded.expires_at, token_id = excluded.token_id",
+            "INSERT INTO reset_codes (userid, code_digest, created_at, expires_at, token_id) "
+            "VALUES (?, ?, ?, ?, ?)",
             (userid, code_digest, at, expires_at, token_id),
         )
 
-    def reset_code(self, userid: str) -> ResetCodeRecord | None:
-        return self._record(
-            ResetCodeRecord, "SELECT * FROM password_resets WHERE userid = ?", (userid,)
+    def reset_codes(self, userid: str, at: str) -> list[ResetCodeRecord]:
+        """The account's codes not expired at `at`, oldest first."""
+        return self._records(
+            ResetCodeRecord,
+            "SELECT * FROM reset_codes WHERE userid = ? AND expires_at > ? ORDER BY id",
+            (userid, at),
         )
 
     def reset_by_token(self, token_id: str) -> ResetCodeRecord | None:
         return self._record(
-            ResetCodeRecord, "SELECT * FROM password_resets WHERE token_id = ?", (token_id,)
+            ResetCodeRecord, "SELECT * FROM reset_codes WHERE token_id = ?", (token_id,)
         )
 
-    def drop_reset_code(self, userid: str):
-        self.conn.execute("DELETE FROM password_resets WHERE userid = ?", (userid,))
+    def drop_reset_codes(self, userid: str):
+        """After a reset: the password the codes were for is gone."""
+        self.conn.execute("DELETE FROM reset_codes WHERE userid = ?", (userid,))
 
     def prune_reset_codes(self, before: str) -> int:
-        return self.conn.execute(
-            "DELETE FROM password_resets WHERE expires_at < ?", (before,)
-        ).rowcount
+        return self.conn.execute("DELETE FROM reset_codes WHERE expires_at < ?", (before,)).rowcount
 
     def delete(self, userid: str, at: str):
         """Keep the userid as a tombstone so it is never reused; erase the rest."""
         self.conn.execute("DELETE FROM addresses WHERE userid = ?", (userid,))
         for table in (
-            "password_resets",
+            "reset_codes",
+            "held_mails",
             "subscriptions",
             "subscribe_all",
             "notify_board",
