@@ -28,6 +28,9 @@ def gather(config) -> dict:
             }
             sets = get_migration_sets()
             pending = store.core_pending() + (store.pending_migrations(sets) if sets else [])
+            withheld = store.limits.count_rate_events(
+                "answer_withheld", stamp(moment - timedelta(days=1))
+            )
         sizes = store.file_sizes()
     finally:
         store.close()
@@ -53,6 +56,8 @@ def gather(config) -> dict:
         "database": {"bytes": sizes["database"], "wal_bytes": sizes["wal"]},
         "pending_migrations": [f"{name}: {step}" for name, step in pending],
         "activity": activity,
+        # Answers not sent past the per-address caps (docs/spec/server.md §7.1), last 24 h.
+        "answers": {"withheld_24h": withheld},
     }
 
 
@@ -106,5 +111,6 @@ def text_lines(figures: dict, found: list[str]) -> list[str]:
         f"database:   {database['bytes']} bytes, WAL {database['wal_bytes']} bytes",
         "migrations: " + (", ".join(figures["pending_migrations"]) or "none pending"),
         "activity:   " + ", ".join(f"{k} {v}" for k, v in figures["activity"].items()),
+        f"answers:    {figures['answers']['withheld_24h']} withheld in 24 h (per-address caps)",
     ]
     return lines + [f"problem: {line}" for line in found]
