@@ -40,6 +40,16 @@ def challenge(ctx):
             problems.append(f"Unknown userid: {userid}")
         else:
             known.append(userid)
+    if not ctx.request.operator:
+        refusal = challenger_refusal(ctx, known)
+        if refusal is not None:
+            ctx.answer_error(refusal, subject="Invalid challenge")
+            return
+        problems.extend(
+            f"{userid} is named more than once: an account takes one seat on a board"
+            for userid in dict.fromkeys(userids)
+            if userids.count(userid) > 1
+        )
     try:
         options = game.parse_options(ctx.parsed.params, len(userids))
     except OptionError as error:
@@ -74,6 +84,29 @@ def challenge(ctx):
         ctx.store.users.decrement_seeking(game.name, userid)
     intro = f"A new {game.display_name} board ({board.number}) has been started."
     ctx.announce(board, new=True, title=intro, spectator_to_sender=True, kind="new_board")
+
+
+def challenger_refusal(ctx, known) -> str | None:
+    """Only players seat players (docs/spec/server.md §3.4): a challenge by mail comes from
+    an address registered to one of the accounts it seats and confirmed for it (the
+    operator's command line seats anyone). Why this one may not, or None."""
+    sender = ctx.sender_key
+    registered = [u for u in known if sender in {a.lower() for a in ctx.store.users.addresses(u)}]
+    if any(ctx.store.limits.address_proven(userid, sender) for userid in registered):
+        return None
+    if registered:
+        userid = registered[0]
+        return (
+            f"Your address {sender} is not yet confirmed for {userid}: send one command "
+            f'with {userid}\'s password from it (for example "html {userid} <password>"), '
+            "then send the challenge again."
+        )
+    players = ", ".join(known) or "the players"
+    return (
+        "Only a player of the new board can challenge: send the challenge from the address "
+        f"of one of {players} (an address registered to the account and used with its "
+        "password), or ask one of them to send it."
+    )
 
 
 def create_board(ctx, game, userids, options) -> Board:
