@@ -50,6 +50,12 @@ failed_logins_per_hour = 1000000
 failed_logins_per_account_per_hour = 1000000
 mails_per_user_per_day = 1000000
 mails_to_unconfirmed_address_per_day = 1000000
+answers_per_address_per_hour = 1000000
+answers_per_address_per_day = 1000000
+answers_per_confirmed_address_per_hour = 1000000
+answers_per_confirmed_address_per_day = 1000000
+mails_per_incoming_mail = 1000000
+bytes_per_incoming_mail = 1000000000
 
 [mail]
 html = off
@@ -106,8 +112,26 @@ class Harness:
         return error_text(result) if result.queued or result.printed else "(no mail)"
 
     def signup(self, *userids, password="secret"):
+        """Accounts with the address <userid>@example.org, each signed up from it (so the
+        address is confirmed for it)."""
         for userid in userids:
-            self.ok(f"signup {userid} {password} {userid}@example.org")
+            address = f"{userid}@example.org"
+            self.ok(f"signup {userid} {password} {address}", sender=address)
+
+    def challenge(self, text, by=None, body=""):
+        """A challenge sent by one of its players (docs/spec/server.md §3.4): from `by`'s
+        address, else from the first player's."""
+        return self.ok(text, sender=self._player_address(text, by), body=body)
+
+    def challenge_refused(self, text, by=None):
+        """The error text of a challenge one of its players sent (challenge())."""
+        return self.refused(text, sender=self._player_address(text, by))
+
+    @staticmethod
+    def _player_address(text, by):
+        words = text.split()
+        first = next(w for w in words[words.index("challenge") + 1 :] if not w.startswith("-"))
+        return f"{by or first.lower()}@example.org"
 
     def outbox_files(self):
         new = self.home / "outbox" / "new"
@@ -192,7 +216,8 @@ def challenged_home(project_env, tmp_path):
     (home / "pbm.ini").write_text(GENEROUS_LIMITS)
     for userid in ("alice", "bob"):
         runner.invoke(
-            cli, ["--home", str(home), "signup", userid, "secret", f"{userid}@example.org"]
+            cli,
+            ["--home", str(home), "--from", f"{userid}@example.org", "signup", userid, "secret"],
         )
     runner.invoke(cli, ["--home", str(home), "knightpanic", "challenge", "alice", "bob"])
     return home

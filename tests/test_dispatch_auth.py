@@ -46,7 +46,7 @@ WRONG_PASSWORD = [
 @pytest.fixture
 def board(harness):
     harness.signup("alice", "bob", "carol")
-    harness.ok("knightpanic challenge alice bob")
+    harness.challenge("knightpanic challenge alice bob")
     return harness
 
 
