@@ -48,7 +48,8 @@ stress: $(TEST_INSTALLED)
 		tests/test_hostile.py tests/test_fuzz.py tests/test_delivery_faults.py tests/test_abuse.py \
 		tests/test_grammar.py tests/test_header_safety.py tests/test_password_masking.py \
 		tests/test_guessing.py tests/test_mail_bombing.py tests/test_bounded.py tests/test_curable.py \
-		tests/test_serve_load.py tests/test_engine_differential.py
+		tests/test_serve_load.py tests/test_engine_differential.py tests/test_answers.py \
+		tests/test_seating.py
 
 BENCH_INSTALLED := $(VENV)/.installed-bench
 
