@@ -53,7 +53,8 @@ stress: $(TEST_INSTALLED)
 		tests/test_serve_load.py tests/test_serve_sessions.py tests/test_restore_checks.py \
 		tests/test_engine_differential.py tests/test_seek_race.py tests/test_seeks.py \
 		tests/test_origin.py tests/test_lockout.py tests/test_confirmation.py \
-		tests/test_reset_codes.py tests/test_password_echo.py
+		tests/test_reset_codes.py tests/test_password_echo.py \
+		tests/test_answers.py tests/test_seating.py
 
 BENCH_INSTALLED := $(VENV)/.installed-bench
 

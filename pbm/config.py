@@ -51,6 +51,12 @@ DEFAULTS = {
         "reset_requests_per_day": "5",
         "reset_mails_per_account_per_day": "3",
         "reset_mail_window_minutes": "15",
+        "answers_per_address_per_hour": "10",
+        "answers_per_address_per_day": "30",
+        "answers_per_confirmed_address_per_hour": "60",
+        "answers_per_confirmed_address_per_day": "300",
+        "mails_per_incoming_mail": "100",
+        "bytes_per_incoming_mail": "1048576",
     },
     "timeouts": {
         "nag_days": "7",
@@ -81,6 +87,12 @@ DEFAULTS = {
 }
 # What `pbm init` writes above a key, where its name alone does not say enough.
 NOTES = {
+    "limits.answers_per_address_per_hour": "Answers (one per incoming mail) to one address "
+    "in an hour and in a day; past them the answer is not sent, the command still runs. "
+    "An address confirmed for an account has the higher caps below.",
+    "limits.mails_per_incoming_mail": "The mail one incoming mail can make the server send, "
+    "in mails and bytes; past it the rest of a `multiple` body is not run. A board mail to "
+    "a player of a board the mail moves or starts counts as one mail and no bytes.",
     "mail.html": "on|off: whether new accounts get their board mails with an HTML part "
     "showing the board's picture; each user changes it with `html U P on|off`.",
     "dkim.public_key": "The public half of the milter's DKIM key: a PEM public key, or "
@@ -146,7 +158,17 @@ AT_LEAST_ONE = {
     "listen.max_stalling_commands",
     "listen.max_session_seconds",
     "backup.max_restore_megabytes",
+    "limits.mails_per_incoming_mail",
+    "limits.bytes_per_incoming_mail",
 }
+# Limits that must not be above another: an hour's cap within the day's, and an unconfirmed
+# address never allowed more than a confirmed one.
+ORDERED_LIMITS = (
+    ("answers_per_address_per_hour", "answers_per_address_per_day"),
+    ("answers_per_confirmed_address_per_hour", "answers_per_confirmed_address_per_day"),
+    ("answers_per_address_per_hour", "answers_per_confirmed_address_per_hour"),
+    ("answers_per_address_per_day", "answers_per_confirmed_address_per_day"),
+)
 # A base URL: http(s), a host, an optional port and path; no query, fragment, space or quote,
 # since it is written into every board mail and into an HTML attribute.
 MAX_BASE_URL_CHARS = 48
@@ -255,7 +277,7 @@ def _read_ini(path: Path):
         parser.read_string(text, source=str(path))
     except configparser.Error as error:
         raise ConfigError(" ".join(str(error).split())) from error
-    problems = []
+    problems = _order_problems(parser)
     for section in parser.sections():
         if section not in DEFAULTS:
             problems.append(f"unknown section [{section}]")
@@ -267,6 +289,19 @@ def _read_ini(path: Path):
             elif problem := _value_problem(key, value):
                 problems.append(problem)
     return problems, parser
+
+
+def _order_problems(parser) -> list[str]:
+    """ORDERED_LIMITS broken by the values given (a value with a problem of its own is
+    reported as such)."""
+    problems = []
+    for low, high in ORDERED_LIMITS:
+        values = [parser.get("limits", k, fallback=DEFAULTS["limits"][k]) for k in (low, high)]
+        if any(_value_problem(f"limits.{k}", v) for k, v in zip((low, high), values)):
+            continue
+        if int(values[0]) > int(values[1]):
+            problems.append(f"limits.{low} = {values[0]} is more than limits.{high} = {values[1]}")
+    return problems
 
 
 def _value_problem(key: str, value: str) -> str | None:

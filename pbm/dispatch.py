@@ -13,6 +13,7 @@ from dataclasses import replace
 from html import escape as html_escape
 
 from . import commands  # noqa: F401  (the grammar loads each command module on demand)
+from .answers import Answering, Cost, OverCeiling, answer_command, capped_quote, cost_of
 from .boards import Board
 from .bounces import clear_on_mail, working_addresses
 from .clock import DAY, HOUR, now, parse_stamp, show_time, stamp
@@ -25,7 +26,7 @@ from .grammar import (
     with_suggestion,
 )
 from .htmlmail import board_part
-from .mailout import Mail, deliver, queue
+from .mailout import Mail, deliver, queue_measured
 from .plugins import GameCatalog, get_migration_sets, load_game
 from .ratings import rating_lines
 from .replica import ship
@@ -118,7 +119,10 @@ class Server:
     def __init__(self, config, store, games: dict | None = None):
         self.config = config
         self.store = store
-        self._batch = None
+        self._batch: Batch | None = None
+        self._answering: Answering | None = (
+            None  # the one answer of the `multiple` mail running (answer_once)
+        )
         self.templates = text_environment(config.home, load_game)
         if games is None:
             self.games = GameCatalog(on_load=self._use_game)
@@ -254,6 +258,29 @@ class Server:
             return self.refuse_message(request, operator_only_message(parsed.spec))
         return parsed.spec.handler(Context(self, request, parsed, {}))
 
+    def answer_once(self, request: Request, count: int, run) -> Result:
+        """run(answering) runs the commands of one `multiple` mail in one transaction, each
+        in a savepoint of it (a refused one undoes only itself); their answers go in one
+        mail and their mail counts against the mail's ceiling (answers.Answering); all of
+        it is queued in the transaction and delivered after the commit."""
+        outer = self._batch
+        batch = outer or Batch(self.store)
+        answering = Answering(self, request, count)
+        self._batch, self._answering = batch, answering
+        try:
+            with self.store.write():
+                if request.key:
+                    if self.store.limits.inbox_seen(request.key):
+                        return Result(ok=True, duplicate=True)
+                    self.store.limits.inbox_add(request.key, stamp(now()))
+                run(answering)
+                batch.queued.extend(answering.finish())
+        finally:
+            self._batch, self._answering = outer, None
+        if outer is None:
+            self._deliver(batch.queued)
+        return answering.result
+
     def _token_command(self, request):
         """(grant, (command text, body prefix), None) for a reply to a valid token, else
         (None, None, what is wrong) (docs/spec/server.md §11.3)."""
@@ -385,16 +412,22 @@ class Server:
     def _transaction(self, request, parsed, checks, work, grant=None) -> Result:
         """One request: inbox key, rate limit, the command and its mail, committed together;
         then the mail is delivered."""
-        with self.store.write():
-            if request.key:
-                if self.store.limits.inbox_seen(request.key):
-                    return Result(ok=True, duplicate=True)
-                self.store.limits.inbox_add(request.key, stamp(now()))
-            clear_on_mail(self.store, request.sender)
-            ctx = Context(self, request, parsed, checks, grant)
-            if not self._over_rate_limit(ctx):
-                work(ctx)
-            result = self.queue_mails(ctx)
+        try:
+            with self.store.write():
+                if request.key:
+                    if self.store.limits.inbox_seen(request.key):
+                        return Result(ok=True, duplicate=True)
+                    self.store.limits.inbox_add(request.key, stamp(now()))
+                clear_on_mail(self.store, request.sender)
+                ctx = Context(self, request, parsed, checks, grant)
+                if not self._over_rate_limit(ctx):
+                    work(ctx)
+                result = self.queue_mails(ctx)
+        except OverCeiling:
+            # Undone, but its wrong passwords stay counted: the ceiling is no free guess.
+            for userid in ctx.failed_logins:
+                self.store.limits.add_auth_failure(userid, ctx.sender_key, stamp(ctx.now))
+            return Result(ok=False, not_run=True)
         self._deliver([row_id for row_id, _ in result.queued])
         return result
 
@@ -427,8 +460,8 @@ class Server:
     def _over_rate_limit(self, ctx) -> bool:
         """At most commands_per_hour commands per origin in a sliding hour (a stranger's mail
         has a limit of its own, _answer_stranger). A refused command is not counted, so a
-        flood does not keep the limit shut; it is answered, but one such answer an hour goes
-        to an origin, so that a loop cannot feed on itself."""
+        flood does not keep the limit shut; each is answered, and the answer caps per address
+        (answers.py) bound those answers, so that a loop cannot feed on itself."""
         sender = ctx.sender_key
         if ctx.request.operator or ctx.request.stranger or not sender:
             return False
@@ -437,16 +470,11 @@ class Server:
         if len(recent) < limit:
             self.store.limits.add_rate_event("command", sender, stamp(ctx.now))
             return False
-        ctx.refused = True
         again = show_time(parse_stamp(recent[-limit]) + HOUR)
-        if ctx.first_notice_this_hour("limit_notice"):
-            ctx.answer_error(
-                f"Too many requests from {sender}; try again after {again}. Nothing in this "
-                f"mail was done, and until then further commands from {sender} are refused "
-                "without an answer: send them again after that time."
-            )
-        else:
-            log.warning("rate limit: refused a command from %s, not answered", sender)
+        ctx.answer_error(
+            f"Too many requests from {sender}; try again after {again}. Nothing in this mail "
+            "was done: send it again after that time."
+        )
         return True
 
     def _timeouts(self) -> tuple[int, int]:
@@ -476,7 +504,10 @@ class Server:
         return checks
 
     def queue_mails(self, ctx) -> Result:
+        """Queue the command's mail; its direct answers go out as one (answers.py), with
+        those of the other commands of a `multiple` mail when it is one of them."""
         result = Result(ok=not ctx.refused)
+        answers, cost = [], Cost()
         # Addresses that bounce are not mailed (docs/spec/server.md §5.9); the sender's
         # own mail has just cleared theirs.
         failing = self.store.delivery.any_failing()
@@ -488,16 +519,24 @@ class Server:
                 mail.body = mask_secrets(mail.body, passwords)
             if mail.to_sender and ctx.request.operator:
                 result.printed.append(mail)
-                continue
-            if failing and mail.userid is not None and not mail.to_sender:
-                mail.to = working_addresses(self.store, mail.to)
-            mail.to = self._within_unconfirmed_cap(ctx, mail)
-            if mail.to:
-                self._tell_of_held_mail(mail)
-                row_id = queue(
-                    self.store, self.config, mail, ctx.request.message_id, ctx.request.key
-                )
-                result.queued.append((row_id, mail))
+            elif mail.to_sender:
+                answers.append(mail)
+            else:
+                if failing and mail.userid is not None:
+                    mail.to = working_addresses(self.store, mail.to)
+                mail.to = self._within_unconfirmed_cap(ctx, mail)
+                if mail.to:
+                    self._tell_of_held_mail(mail)
+                    row_id, size = queue_measured(
+                        self.store, self.config, mail, ctx.request.message_id, ctx.request.key
+                    )
+                    result.queued.append((row_id, mail))
+                    if self._answering is not None:
+                        cost.add(cost_of(self.store, mail, size))
+        if self._answering is not None:
+            self._answering.add(ctx, answers, cost)
+        elif answers:
+            answer_command(self, ctx, answers, result)
         return result
 
     def _within_unconfirmed_cap(self, ctx, mail) -> list[str]:
@@ -782,6 +821,7 @@ class Context:
             quoted = [
                 mask_secrets(line, secrets) for line in [f"Subject: {subject_line}"] + body_lines
             ]
+        quoted, quote_cut = capped_quote(quoted)
         summary = ""
         if board is not None:
             summary = self.render(
@@ -793,7 +833,13 @@ class Context:
         # does not ask for a move, it says why one was not made.
         self.reply(
             subject,
-            self.render("mail/error.txt", message=message, summary=summary, quoted=quoted),
+            self.render(
+                "mail/error.txt",
+                message=message,
+                summary=summary,
+                quoted=quoted,
+                quote_cut=quote_cut,
+            ),
             kind="error",
             board=board,
             token=False,
@@ -1116,5 +1162,6 @@ class Context:
             message=message,
             summary=self.render("mail/board.txt", **self.board_context(board, userid)),
             quoted=[],
+            quote_cut=False,
         )
         self.mail_user(userid, f"Queued move not played ({board.title_name})", body, "error")

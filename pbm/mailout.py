@@ -241,17 +241,24 @@ def envelope_sender(config, mail: Mail) -> str | None:
 
 def queue(store, config, mail: Mail, in_reply_to=None, inbox_key=None) -> int:
     """Store the rendered message as an outbox row, in the caller's transaction."""
+    return queue_measured(store, config, mail, in_reply_to, inbox_key)[0]
+
+
+def queue_measured(store, config, mail: Mail, in_reply_to=None, inbox_key=None):
+    """(outbox row id, bytes of the message): queue(), and what the message costs to send."""
     message = compose(config, mail, in_reply_to)
-    return store.outbox.add(
+    data = message.as_bytes()
+    row_id = store.outbox.add(
         created_at=stamp(now()),
         kind=mail.kind,
         recipients=list(mail.to),
         envelope_from=envelope_sender(config, mail),
         message_id=message["Message-ID"],
-        message=message.as_bytes(),
+        message=data,
         inbox_key=inbox_key,
         userid=mail.userid,
     )
+    return row_id, len(data)
 
 
 class TransientDeliveryError(Exception):

@@ -39,3 +39,5 @@ class Result:
     duplicate: bool = False
     printed: list = field(default_factory=list)  # Mail for the operator's terminal
     queued: list = field(default_factory=list)  # (outbox row id, Mail)
+    # Undone and not run: its mail would have taken the incoming mail's past its ceiling.
+    not_run: bool = False

@@ -79,6 +79,13 @@ def seating_problems(ctx, game, userids, params) -> tuple[list[str], dict | None
             problems.append(f"Unknown userid: {userid}")
         else:
             known.append(userid)
+    if not ctx.request.operator:
+        # Only the operator seats one account twice (docs/spec/server.md §3.4).
+        problems.extend(
+            f"{userid} is named more than once: an account takes one seat on a board"
+            for userid in dict.fromkeys(userids)
+            if userids.count(userid) > 1
+        )
     options = None
     try:
         options = game.parse_options(params, len(userids))

@@ -39,6 +39,9 @@ def gather(config) -> dict:
             ]
             sets = get_migration_sets()
             pending = store.core_pending() + (store.pending_migrations(sets) if sets else [])
+            withheld = store.limits.count_rate_events(
+                "answer_withheld", stamp(moment - timedelta(days=1))
+            )
         sizes = store.file_sizes()
     finally:
         store.close()
@@ -70,6 +73,8 @@ def gather(config) -> dict:
         # Addresses pbm no longer mails because they bounce (docs/spec/server.md §5.9): the
         # players' to cure, so listed but no problem of the server's.
         "failing_addresses": failing,
+        # Answers not sent past the per-address caps (docs/spec/server.md §7.1), last 24 h.
+        "answers": {"withheld_24h": withheld},
     } | ({"replica": replica} if replica is not None else {})
 
 
@@ -131,6 +136,7 @@ def text_lines(figures: dict, found: list[str]) -> list[str]:
         f"database:   {database['bytes']} bytes, WAL {database['wal_bytes']} bytes",
         "migrations: " + (", ".join(figures["pending_migrations"]) or "none pending"),
         "activity:   " + ", ".join(f"{k} {v}" for k, v in figures["activity"].items()),
+        f"answers:    {figures['answers']['withheld_24h']} withheld in 24 h (per-address caps)",
     ]
     lines.append(f"failing:    {len(figures['failing_addresses'])} addresses bounce")
     for entry in figures["failing_addresses"]:

@@ -79,7 +79,8 @@ def challenged_home(project_env, tmp_path):
     (home / "pbm.ini").write_text(GENEROUS_LIMITS)
     for userid in ("alice", "bob"):
         runner.invoke(
-            cli, ["--home", str(home), "signup", userid, "secret", f"{userid}@example.org"]
+            cli,
+            ["--home", str(home), "--from", f"{userid}@example.org", "signup", userid, "secret"],
         )
     runner.invoke(cli, ["--home", str(home), "knightpanic", "challenge", "alice", "bob"])
     return home

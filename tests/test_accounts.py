@@ -1,5 +1,7 @@
 """Accounts: signup, add, change password, change address, signoff (docs/spec/server.md §3.2)."""
 
+import re
+
 import pytest
 
 from tests.conftest import body_of
@@ -81,7 +83,7 @@ def test_change_address_replaces_and_tells_both(harness):
     harness.ok("knightpanic games", sender="x@example.org")
     harness.signup("bob")
     harness.new_mails()
-    harness.ok("knightpanic challenge alice bob")
+    harness.challenge("knightpanic challenge alice bob", by="bob")
     assert len(harness.new_mails("new@example.org")) == 1
 
 
@@ -131,10 +133,10 @@ def test_unparsed_commands_hide_everything_after_the_second_word(harness):
 
 def test_signoff_deletes_and_forfeits_active_boards(harness):
     harness.signup("alice", "bob", "carol")
-    harness.ok("knightpanic challenge alice bob")
+    harness.challenge("knightpanic challenge alice bob")
     harness.ok("knightpanic move 101 alice secret c1-e5")
     harness.ok("knightpanic move 101 bob secret g7-e3")
-    harness.ok("knightpanic challenge carol alice")
+    harness.challenge("knightpanic challenge carol alice")
     harness.new_mails()
     harness.ok("delete alice secret")
     mails = harness.new_mails()
@@ -170,11 +172,12 @@ def test_multiple_runs_each_line_on_its_own(harness):
     result = harness.run("multiple", sender="alice@example.org", body=body)
     assert not result.ok
     subjects = [m["Subject"] for m in harness.new_mails("alice@example.org")]
+    # The board mails as each line ran; the one answer (here one error) when all have.
     assert subjects == [
         "KnightPanic Board 101: alice vs bob",
         "KnightPanic Board 101: alice vs bob",
-        "KnightPanic Board 101 Error",
         "KnightPanic Board 101: alice vs bob",
+        "KnightPanic Board 101 Error",
     ]
     text = harness.ok("knightpanic show 101", sender=None).printed[0].body
     assert "   1 c1-e5      2 g7-e3" in text and "writes:" not in text
@@ -185,9 +188,10 @@ def test_multiple_needs_lines_and_stops_at_the_limit(harness):
     harness.configure("[limits]\nmax_multiple_lines = 2\n")
     result = harness.run("multiple", body="help\nhelp games\nhelp tutorial")
     assert not result.ok
-    subjects = [m.subject for _, m in result.queued]
-    assert subjects == ["Help commands", "Help games", "PBM error"]
-    assert "Only the first 2 commands were processed" in result.queued[-1][1].body
+    [(_, answer)] = result.queued
+    assert answer.subject == "Answers to your 3 commands"
+    assert re.findall(r"^--- (.*) ---$", answer.body, re.M) == ["Help commands", "Help games"]
+    assert "Only the first 2 commands were processed: lines 3 to 3" in answer.body
 
 
 def test_a_misspelt_change_hides_every_word_after_the_second(harness):
@@ -202,10 +206,10 @@ def test_a_misspelt_change_hides_every_word_after_the_second(harness):
 
 def test_deleting_an_account_with_several_seats_forfeits_each(harness):
     harness.signup("alice", "bob", "carol")
-    harness.ok("tally challenge carol bob carol")
-    harness.ok("tally challenge alice bob alice -target=30")
+    harness.ok("tally challenge carol bob carol", sender=None)
+    harness.ok("tally challenge alice bob alice -target=30", sender=None)
     harness.ok("tally move 102 alice secret 1")
-    harness.ok("tally challenge bob alice carol")
+    harness.challenge("tally challenge bob alice carol")
     for userid in ("bob", "alice", "carol"):
         harness.ok(f"tally move 103 {userid} secret 1")
     harness.ok("signoff carol secret")

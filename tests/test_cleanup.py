@@ -38,7 +38,7 @@ def board(harness, clock):
     """Board 101 after one full round: alice has been on move since day 0."""
     harness.signup("alice", "bob")
     at_day(clock, 0)
-    harness.ok("knightpanic challenge alice bob")
+    harness.challenge("knightpanic challenge alice bob")
     harness.ok("knightpanic move 101 alice secret c1-e5")
     harness.ok("knightpanic move 101 bob secret g7-e3")
     harness.new_mails()
@@ -48,7 +48,7 @@ def board(harness, clock):
 def test_a_first_round_forfeit_is_a_withdrawal(harness, clock):
     harness.signup("alice", "bob")
     at_day(clock, 0)
-    harness.ok("knightpanic challenge alice bob")
+    harness.challenge("knightpanic challenge alice bob")
     harness.new_mails()
     at_day(clock, 21)
     cleanup(harness)
@@ -171,7 +171,7 @@ def test_an_undecided_vote_is_nagged_then_auto_accepted(board, clock):
 def test_total_time_forfeits_even_on_vacation(harness, clock):
     harness.signup("alice", "bob")
     at_day(clock, 0)
-    harness.ok("knightpanic challenge alice bob --totaltime=3")
+    harness.challenge("knightpanic challenge alice bob --totaltime=3")
     harness.ok("knightpanic move 101 alice secret c1-e5")
     harness.ok("knightpanic move 101 bob secret g7-e3")
     harness.ok("vacation alice secret on")
@@ -215,7 +215,7 @@ def test_cleanup_by_mail_is_for_the_operator_only(board, clock):
 def test_per_board_nag_and_forfeit_times(harness, clock):
     harness.signup("alice", "bob")
     at_day(clock, 0)
-    harness.ok("knightpanic challenge alice bob --nagtime=2 --forfeittime=4")
+    harness.challenge("knightpanic challenge alice bob --nagtime=2 --forfeittime=4")
     harness.ok("knightpanic move 101 alice secret c1-e5")
     harness.ok("knightpanic move 101 bob secret g7-e3")
     harness.ok("knightpanic move 101 alice secret a1-c5")
@@ -236,7 +236,7 @@ def test_one_failing_board_does_not_stop_the_run(harness, clock, monkeypatch):
     harness.signup("alice", "bob")
     at_day(clock, 0)
     for _ in range(2):
-        harness.ok("knightpanic challenge alice bob")
+        harness.challenge("knightpanic challenge alice bob")
     for number in (101, 102):
         harness.ok(f"knightpanic move {number} alice secret c1-e5")
         harness.ok(f"knightpanic move {number} bob secret g7-e3")
@@ -260,7 +260,7 @@ def test_a_move_made_after_the_listing_is_seen(harness, clock, monkeypatch):
 
     harness.signup("alice", "bob")
     at_day(clock, 0)
-    harness.ok("knightpanic challenge alice bob")
+    harness.challenge("knightpanic challenge alice bob")
     harness.ok("knightpanic move 101 alice secret c1-e5")
     harness.ok("knightpanic move 101 bob secret g7-e3")
     real = pbm.cleanup._clean_board

@@ -114,7 +114,7 @@ def test_a_crash_between_commit_and_delivery_is_finished_by_redelivery(harness, 
     import pbm.dispatch
 
     harness.signup("alice", "bob")
-    harness.ok("knightpanic challenge alice bob")
+    harness.challenge("knightpanic challenge alice bob")
     before = len(harness.outbox_files())
 
     class Killed(BaseException):

@@ -29,6 +29,7 @@ from pbm.config import (
     CHOICES,
     DEFAULTS,
     MAX_BASE_URL_CHARS,
+    ORDERED_LIMITS,
     TEXT_KEYS,
     Config,
     ConfigError,
@@ -281,7 +282,9 @@ def usable(section, key, value) -> bool:
     """The rule of pbm/config.py, restated: a known key, a whole number unless it is a text
     setting, one of the choices where there are choices, an address for server.address, a
     short http(s) address (or nothing) for web.base_url, at least 1 where 0 would stop the
-    service, a host-name token (or nothing) for mail.authserv_id."""
+    service, a host-name token (or nothing) for mail.authserv_id, an answer cap in order with
+    the others (an hour's within its day's, an unconfirmed address's within a confirmed
+    one's)."""
     name = f"{section}.{key}"
     value = value.strip()
     if key not in DEFAULTS[section]:
@@ -298,7 +301,19 @@ def usable(section, key, value) -> bool:
         return value.isascii() and value.isdigit() and int(value) >= 1
     if name == "mail.authserv_id":
         return not value or AUTHSERV_ID_RE.fullmatch(value) is not None
-    return name in TEXT_KEYS or (value.isascii() and value.isdigit())
+    if name in TEXT_KEYS:
+        return True
+    if not (value.isascii() and value.isdigit()):
+        return False
+    return section != "limits" or all(
+        _in_order(key, value, low, high) for low, high in ORDERED_LIMITS if key in (low, high)
+    )
+
+
+def _in_order(key, value, low, high) -> bool:
+    """An ordered pair of limits still in order with this one value and the other default."""
+    given = {low: DEFAULTS["limits"][low], high: DEFAULTS["limits"][high], key: value}
+    return int(given[low]) <= int(given[high])
 
 
 @settings(max_examples=150, deadline=None)

@@ -31,9 +31,9 @@ def test_the_digest_lists_the_boards_on_move_once_a_day_and_its_addresses_take_r
 ):
     harness.signup("alice", "bob", "carol")
     at_hour(clock, 0)
-    harness.ok("knightpanic challenge alice bob")  # 101: alice on move
-    harness.ok("knightpanic challenge bob alice")  # 102: bob on move
-    harness.ok("knightpanic challenge alice carol")  # 103: alice on move
+    harness.challenge("knightpanic challenge alice bob")  # 101: alice on move
+    harness.challenge("knightpanic challenge bob alice")  # 102: bob on move
+    harness.challenge("knightpanic challenge alice carol")  # 103: alice on move
     cleanup(harness)
     assert digests(harness) == []  # off by default
     result = harness.ok("digest alice secret on", sender=ALICE)

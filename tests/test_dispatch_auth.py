@@ -50,7 +50,7 @@ WRONG_PASSWORD = [
 @pytest.fixture
 def board(harness):
     harness.signup("alice", "bob", "carol")
-    harness.ok("knightpanic challenge alice bob")
+    harness.challenge("knightpanic challenge alice bob")
     harness.ok("knightpanic invite bob secret carol")  # invitation 102
     return harness
 

@@ -14,12 +14,12 @@ def exported(mail) -> dict:
 def test_export_me_mails_the_account_boards_and_results(harness):
     harness.signup("alice", "bob", "carol")
     harness.ok("add alice secret alice2@example.org")
-    harness.ok("knightpanic challenge alice bob")
+    harness.challenge("knightpanic challenge alice bob")
     harness.ok("knightpanic move 101 alice secret c1-e5")
     harness.ok("knightpanic move 101 bob secret g7-e3")
     harness.ok("knightpanic resign 101 alice secret")
-    harness.ok("knightpanic challenge carol alice")
-    harness.ok("knightpanic challenge bob carol")
+    harness.challenge("knightpanic challenge carol alice")
+    harness.challenge("knightpanic challenge bob carol")
     harness.ok("knightpanic limit alice secret 5")
     harness.new_mails()
     harness.ok("export me alice secret", sender="alice@example.org")
@@ -64,7 +64,7 @@ def test_export_me_needs_the_password(harness):
 
 def test_signoff_keeps_finished_boards_readable_with_the_name(harness):
     harness.signup("alice", "bob")
-    harness.ok("knightpanic challenge alice bob")
+    harness.challenge("knightpanic challenge alice bob")
     harness.ok("knightpanic move 101 alice secret c1-e5")
     harness.ok("knightpanic move 101 bob secret g7-e3")
     harness.ok("knightpanic resign 101 alice secret")

@@ -19,7 +19,7 @@ def test_export_by_mail_attaches_what_the_web_view_serves(harness, project_env, 
     monkeypatch.setenv("PBM_NOW", NOW)
     env = dict(project_env, PBM_HOME=str(harness.home), PBM_NOW=NOW)
     harness.signup("alice", "bob")
-    harness.ok("knightpanic challenge alice bob")
+    harness.challenge("knightpanic challenge alice bob")
     harness.ok("knightpanic move 101 alice secret c1-e5", body="<b>good luck</b>")
     harness.ok("knightpanic move 101 bob secret g7-e3")
     seen = set(p.name for p in harness.outbox_files())
@@ -53,7 +53,7 @@ def test_export_by_mail_attaches_what_the_web_view_serves(harness, project_env, 
 
 def test_export_of_a_finished_board_has_its_result(harness):
     harness.signup("alice", "bob")
-    harness.ok("knightpanic challenge alice bob")
+    harness.challenge("knightpanic challenge alice bob")
     harness.ok("knightpanic move 101 alice secret c1-e5")
     harness.ok("knightpanic move 101 bob secret g7-e3")
     harness.ok("knightpanic resign 101 alice secret")
@@ -68,7 +68,7 @@ def test_export_of_a_finished_board_has_its_result(harness):
 
 def test_export_refuses_what_it_cannot_do(harness):
     harness.signup("alice", "bob")
-    harness.ok("knightpanic challenge alice bob")
+    harness.challenge("knightpanic challenge alice bob")
     assert "knightpanic board 999 not found" in harness.refused("knightpanic export 999").lower()
     syntax = 'Syntax is "knightpanic export board [txt|json]"'
     assert syntax in harness.refused("knightpanic export 101 pdf")

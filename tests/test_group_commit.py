@@ -73,7 +73,7 @@ def test_a_group_answers_each_command_as_alone_and_a_failure_loses_only_its_own_
     import pbm.dispatch
 
     harness.signup("alice", "bob")
-    harness.ok("knightpanic challenge alice bob")
+    harness.challenge("knightpanic challenge alice bob")
     before = len(harness.outbox_files())
     original = pbm.dispatch.Server._over_rate_limit
 

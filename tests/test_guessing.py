@@ -41,7 +41,7 @@ def count_argon2(monkeypatch) -> Argon2Counter:
 
 def game(harness):
     harness.signup("alice", "bob")
-    harness.ok("knightpanic challenge alice bob")
+    harness.challenge("knightpanic challenge alice bob")
     harness.new_mails()
 
 

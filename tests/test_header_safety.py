@@ -110,11 +110,12 @@ def test_an_8bit_from_gets_no_encoded_word_reply_the_envelope_sender_does(projec
 )
 def test_an_unwritable_address_in_a_command_gets_a_clear_error(harness, address):
     result = harness.run("multiple", body=f"signup mallory secret {address}\nhelp games")
-    subjects = [m.subject for _, m in result.queued]
-    assert subjects == ["PBM error", "Help games"], "no internal error, the next line runs"
-    [error] = [m for _, m in result.queued if m.subject == "PBM error"]
-    assert "Invalid address" in error.body and "alice@example.org" in error.body
-    assert "Internal" not in error.body
+    [(_, answer)] = result.queued
+    sections = re.findall(r"^--- (.*) ---$", answer.body, re.M)
+    assert sections == ["PBM error", "Help games"], "no internal error, the next line runs"
+    error = answer.body.split("--- PBM error ---")[1].split("--- Help games ---")[0]
+    assert "Invalid address" in error and "alice@example.org" in error
+    assert "Internal" not in error
     assert "Invalid userid entered" in harness.refused("add mallory secret m@example.org")
 
 

@@ -207,7 +207,7 @@ def test_the_cli_and_the_mail_pipe_carry_the_same_choice(project_env, tmp_path):
     runner = CliRunner()
     assert runner.invoke(cli, ["--home", str(home), "init"]).exit_code == 0
     for userid in ("alice", "bob"):
-        words = ["signup", userid, "pw-" + userid, f"{userid}@example.org"]
+        words = ["--from", f"{userid}@example.org", "signup", userid, "pw-" + userid]
         result = runner.invoke(cli, ["--home", str(home), *words])
         assert result.exit_code == 0, result.output
     result = runner.invoke(cli, ["--home", str(home), "html", "bob", "pw-bob", "off"])

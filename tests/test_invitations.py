@@ -178,12 +178,19 @@ def test_a_player_with_invitations_on_turns_a_challenge_into_an_invitation(playe
     row, seats = board_row(h, 101, "knightpanic")
     assert seats == ["alice", "bob"] and row.comment_text == "Shall we?"
     fresh(h)
-    # A challenge from a stranger naming bob and carol: carol (invitations off) is seated as
-    # pbmserv seats her, and counts as accepted; there is no inviter.
-    assert send(h, "stranger@example.net", "knightpanic challenge carol bob").ok
+    # Only players seat players (docs/spec/server.md §3.4): a stranger's challenge is refused.
+    refused = send(h, "stranger@example.net", "knightpanic challenge carol bob")
+    assert not refused.ok
+    assert "Only a player of the new board can challenge" in h.last_error_text(refused)
+    fresh(h)
+    # The operator's challenge of carol and bob: carol (invitations off) is seated as pbmserv
+    # seats her, and counts as accepted; there is no inviter.
+    result = h.run("knightpanic challenge carol bob", sender=None)
+    assert result.ok
+    [answer] = result.printed
+    assert answer.subject == "Invitation sent: KnightPanic Board 102"
+    assert "Any player on it may decline it" in " ".join(answer.body.split())
     mails = fresh(h)
-    assert mails["stranger@example.net"][0]["Subject"] == "Invitation sent: KnightPanic Board 102"
-    assert "Any player on it may decline it" in flat(mails["stranger@example.net"][0])
     [to_carol] = mails[CAROL]
     assert to_carol["Subject"] == "Invitation: KnightPanic Board 102"
     assert to_carol["Reply-To"] is None and "carol (accepted)" in flat(to_carol)

@@ -694,7 +694,7 @@ def test_a_three_player_challenge_with_options(harness):
 
 def test_the_server_plays_a_forced_pass(harness):
     harness.signup("alice", "bob")
-    harness.ok("knightline challenge alice bob -stack=10")
+    harness.challenge("knightline challenge alice bob -stack=10")
     players = ("alice", "bob")
     for ply, move in enumerate(PASS_THEN_MOVE_AGAIN[:7]):
         harness.ok(f"knightline move 101 {players[ply % 2]} secret {move}")
@@ -710,7 +710,7 @@ def test_the_server_plays_a_forced_pass(harness):
 
 def test_a_resigned_player_is_passed_for_until_the_end(harness):
     harness.signup("alice", "bob", "carol")
-    harness.ok("knightline challenge alice bob carol -stack=10")
+    harness.challenge("knightline challenge alice bob carol -stack=10")
     seats = ("alice", "bob", "carol")
     for ply, move in enumerate(BLACK_OUT_AND_STUCK[:4]):
         harness.ok(f"knightline move 101 {seats[ply % 3]} secret {move}")

@@ -809,7 +809,7 @@ def test_random_games_do_stack_knights():
 def test_a_3d_game_through_the_server(harness):
     harness.signup("alice", "bob")
     harness.new_mails()
-    harness.ok("knightpanic challenge alice bob -3d")
+    harness.challenge("knightpanic challenge alice bob -3d")
     [mail, *_rest] = harness.new_mails("alice@example.org")
     assert "levels 1 and 2:" in body_of(mail) and "-3d" in body_of(mail)
     for ply, move in enumerate(CLIMB, start=1):

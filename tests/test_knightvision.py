@@ -639,7 +639,7 @@ PASS_GAME = (
 
 def test_a_forced_pass_is_played_by_the_server_and_reported(harness):
     harness.signup("alice", "bob")
-    harness.ok("knightvision challenge alice bob -size=9")
+    harness.challenge("knightvision challenge alice bob -size=9")
     for ply, move in enumerate(PASS_GAME, start=1):
         userid = "alice" if ply % 2 else "bob"
         harness.ok(f"knightvision move 101 {userid} secret {move}#{ply}")
@@ -654,7 +654,7 @@ def test_a_forced_pass_is_played_by_the_server_and_reported(harness):
 
 def test_the_core_refuses_a_voluntary_pass_and_a_late_swap(harness):
     harness.signup("alice", "bob")
-    harness.ok("knightvision challenge alice bob")
+    harness.challenge("knightvision challenge alice bob")
     harness.ok("knightvision move 101 alice secret f6")
     harness.ok("knightvision move 101 bob secret c3")
     assert "You can only swap after move number 1" in harness.refused(
@@ -677,5 +677,7 @@ def test_help_ends_with_the_empty_default_board(harness):
 
 def test_a_bad_size_is_reported_to_the_challenger(harness):
     harness.signup("alice", "bob")
-    message = harness.refused("knightvision challenge alice bob -size=20")
+    message = harness.refused(
+        "knightvision challenge alice bob -size=20", sender="alice@example.org"
+    )
     assert 'Invalid KnightVision parameter "-size=20": size must be from 9 to 14' in message

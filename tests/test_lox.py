@@ -187,7 +187,7 @@ def test_lx3_replacement():
 
 def test_lx6_swap_through_the_core(harness):
     harness.signup("alice", "bob")
-    harness.ok("lox challenge alice bob")
+    harness.challenge("lox challenge alice bob")
     assert "You can only swap after move number 1" in harness.refused("lox swap 101 alice secret")
     harness.ok("lox move 101 alice secret f6")
     harness.new_mails()
@@ -599,7 +599,7 @@ def test_listing_the_legal_moves_of_19x19_playout_positions_is_fast():
 def test_the_core_plays_a_forced_pass_and_then_declares_the_win(harness):
     moves = FORCED_PASS_GAME
     harness.signup("alice", "bob")
-    harness.ok("lox challenge alice bob -size=9")
+    harness.challenge("lox challenge alice bob -size=9")
     for ply, text in enumerate(moves[:-1], start=1):
         userid = "alice" if ply % 2 else "bob"
         harness.ok(f"lox move 101 {userid} secret {text}#{ply}")
@@ -612,7 +612,7 @@ def test_the_core_plays_a_forced_pass_and_then_declares_the_win(harness):
 
 def test_a_show_can_ask_for_the_control_marks(harness):
     harness.signup("alice", "bob")
-    harness.ok("lox challenge alice bob -size=9")
+    harness.challenge("lox challenge alice bob -size=9")
     harness.ok("lox move 101 alice secret e5")
     plain = harness.ok("lox show 101", sender=None).printed[0].body
     marked = harness.ok("lox show 101 -control", sender=None).printed[0].body
@@ -628,5 +628,5 @@ def test_a_show_can_ask_for_the_control_marks(harness):
 
 def test_a_voluntary_pass_is_refused_with_the_reason(harness):
     harness.signup("alice", "bob")
-    harness.ok("lox challenge alice bob -size=9")
+    harness.challenge("lox challenge alice bob -size=9")
     assert "Lox has no voluntary pass" in harness.refused("lox pass 101 alice secret")

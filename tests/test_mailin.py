@@ -3,6 +3,7 @@
 import email
 import email.policy
 import json
+import re
 import sqlite3
 import subprocess
 import sys
@@ -46,7 +47,8 @@ def server(project_env, tmp_path):
     assert runner.invoke(cli, ["--home", str(home), "init"]).exit_code == 0
     for userid in ("alice", "bob"):
         result = runner.invoke(
-            cli, ["--home", str(home), "signup", userid, "secret", f"{userid}@example.org"]
+            cli,
+            ["--home", str(home), "--from", f"{userid}@example.org", "signup", userid, "secret"],
         )
         assert result.exit_code == 0
     box = Mailbox(home)
@@ -191,13 +193,17 @@ def test_html_to_text():
 def test_a_multiple_mail_runs_the_good_lines_and_reports_the_bad(server):
     env, box = server
     assert pipe(env, fixture("multiple_mixed.eml")).returncode == 0
-    to_alice = [m["Subject"] for m in box.fresh() if m["To"] == "alice@example.org"]
-    assert to_alice == [
+    to_alice = [m for m in box.fresh() if m["To"] == "alice@example.org"]
+    # The board mails as the lines ran, then the one answer to the mail: both errors.
+    assert [m["Subject"] for m in to_alice] == [
         "KnightPanic Board 101: alice vs bob",
         "KnightPanic Board 101: alice vs bob",
+        "KnightPanic Board 101: alice vs bob",
+        "Answers to your 5 commands",
+    ]
+    assert re.findall(r"^--- (.*) ---$", to_alice[-1].get_content(), re.M) == [
         "KnightPanic Board 101 Error",
         "KnightPanic error",
-        "KnightPanic Board 101: alice vs bob",
     ]
     assert pipe(env, fixture("multiple_mixed.eml")).returncode == 0
     assert box.fresh() == [], "a redelivered multiple mail runs no line twice"

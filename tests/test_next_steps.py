@@ -27,7 +27,7 @@ def flat(text):
 
 def with_board(harness):
     harness.signup("alice", "bob", "carol")
-    harness.ok("knightline challenge alice bob carol")
+    harness.challenge("knightline challenge alice bob carol")
 
 
 def test_draw_is_proposed_with_propose(harness):
@@ -122,9 +122,9 @@ def test_show_with_the_password_before_the_board_hides_it_too(harness):
 
 
 def test_userid_and_password_swapped_is_masked_in_the_mail(harness):
-    harness.ok("signup alice pear99 alice@example.org")
+    harness.signup("alice", password="pear99")
     harness.signup("bob", "carol")
-    harness.ok("knightline challenge alice bob carol")
+    harness.challenge("knightline challenge alice bob carol")
     subject, body = answer(
         harness, "knightline move 101 pear99 alice a1", body="knightline move 101 pear99 alice a1"
     )

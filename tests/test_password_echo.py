@@ -46,7 +46,7 @@ def reply(harness, address, answer, sender=None, style="top", comment=""):
 @pytest.fixture
 def board(harness):
     harness.signup("alice")
-    harness.ok(f"signup bob {PASSWORD} bob@example.org")
+    harness.ok(f"signup bob {PASSWORD} bob@example.org", sender=BOB)
     harness.ok("knightpanic challenge bob alice", sender=BOB)
     return harness
 
@@ -70,7 +70,7 @@ def test_the_issues_reply_through_the_mail_pipe(project_env, tmp_path):
     home = tmp_path / "home"
     harness = Harness(home)
     harness.signup("alice")
-    harness.ok(f"signup bob {PASSWORD} bob@example.org")
+    harness.ok(f"signup bob {PASSWORD} bob@example.org", sender=BOB)
     harness.ok("knightpanic challenge bob alice", sender=BOB)
     original = latest_token_mail(harness, BOB)
     env = dict(project_env, ORIGINAL_RECIPIENT=str(original["Reply-To"]))
@@ -205,7 +205,7 @@ def test_generated_pasted_commands_never_leave(
     home = tmp_path_factory.mktemp("echo") / "home"
     harness = Harness(home)
     harness.signup("alice")
-    harness.ok(f"signup bob {password} bob@example.org")
+    harness.ok(f"signup bob {password} bob@example.org", sender=BOB)
     harness.ok("knightpanic challenge bob alice", sender=BOB)
     line = " ".join(filter(None, [before, command.format(password), after]))
     logger = logging.getLogger("pbm")

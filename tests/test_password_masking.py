@@ -20,9 +20,9 @@ def everything_written(harness) -> str:
 
 
 def test_a_pasted_command_does_not_send_the_password_to_the_opponent(harness):
-    harness.ok("signup alice Tr0ub4dor alice@example.org")
+    harness.signup("alice", password="Tr0ub4dor")
     harness.signup("bob")
-    harness.ok("knightpanic challenge alice bob")
+    harness.challenge("knightpanic challenge alice bob")
     harness.new_mails()
     body = "My move:\nknightpanic move 101 alice Tr0ub4dor c1-e5\nGood luck!"
     harness.ok("knightpanic move 101 alice Tr0ub4dor c1-e5", sender="alice@example.org", body=body)
@@ -35,9 +35,9 @@ def test_a_pasted_command_does_not_send_the_password_to_the_opponent(harness):
 
 
 def test_chat_and_message_bodies_are_masked(harness):
-    harness.ok("signup alice Tr0ub4dor alice@example.org")
+    harness.signup("alice", password="Tr0ub4dor")
     harness.signup("bob")
-    harness.ok("knightpanic challenge alice bob")
+    harness.challenge("knightpanic challenge alice bob")
     harness.ok("knightpanic chat 101 alice Tr0ub4dor", body="oops: alice Tr0ub4dor")
     harness.ok("message alice Tr0ub4dor bob", body="password is Tr0ub4dor, right?")
     harness.ok("knightpanic queue 101 alice Tr0ub4dor c1-e5", body="queued with Tr0ub4dor")
@@ -46,9 +46,9 @@ def test_chat_and_message_bodies_are_masked(harness):
 
 
 def test_a_swapped_userid_and_password_is_masked_in_the_quote(harness):
-    harness.ok("signup alice Tr0ub4dor alice@example.org")
+    harness.signup("alice", password="Tr0ub4dor")
     harness.signup("bob")
-    harness.ok("knightpanic challenge alice bob")
+    harness.challenge("knightpanic challenge alice bob")
     message = harness.refused(
         "knightpanic move 101 Tr0ub4dor alice c1-e5",
         body="knightpanic move 101 Tr0ub4dor alice c1-e5",
@@ -91,9 +91,9 @@ def test_generated_pastes_never_reach_a_mail_or_the_database(
     tmp_path_factory, password, before, after, swapped, command
 ):
     harness = Harness(tmp_path_factory.mktemp("home"))
-    harness.ok(f"signup alice {password} alice@example.org")
+    harness.signup("alice", password=password)
     harness.signup("bob")
-    harness.ok("knightpanic challenge alice bob")
+    harness.challenge("knightpanic challenge alice bob")
     words = {
         "move": "move 101 {} {} c1-e5",
         "chat": "chat 101 {} {}",

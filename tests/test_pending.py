@@ -9,7 +9,7 @@ from tests.conftest import body_of
 @pytest.fixture
 def game(harness):
     harness.signup("alice", "bob")
-    harness.ok("knightpanic challenge alice bob")
+    harness.challenge("knightpanic challenge alice bob")
     harness.new_mails()
     return harness
 

@@ -8,7 +8,7 @@ from tests.conftest import body_of
 @pytest.fixture
 def game(harness):
     harness.signup("alice", "bob", "carol")
-    harness.ok("knightpanic challenge alice bob")
+    harness.challenge("knightpanic challenge alice bob")
     harness.new_mails()
     return harness
 
@@ -27,34 +27,36 @@ def test_challenge_mails_every_player_a_new_board(harness):
         assert "Challenger writes:\nGood luck!" in body
 
 
-def test_challenge_sends_a_spectator_copy_to_an_outside_sender(harness):
+def test_only_the_operator_gets_a_spectator_copy_and_a_referee_is_refused(harness):
+    """Only players seat players (docs/spec/server.md §3.4): an outside sender's challenge
+    is refused; the operator's command line still starts one and prints the copy."""
     harness.signup("alice", "bob")
     harness.new_mails()
-    harness.ok("knightpanic challenge alice bob -size=5", sender="referee@example.org")
-    mails = harness.new_mails()
-    assert sorted(m["To"] for m in mails) == [
+    message = harness.refused("knightpanic challenge alice bob -size=5", "referee@example.org")
+    assert "Only a player of the new board can challenge" in message
+    assert [m["To"] for m in harness.new_mails()] == ["referee@example.org"]
+    result = harness.ok("knightpanic challenge alice bob -size=5", sender=None)
+    assert sorted(m["To"] for m in harness.new_mails()) == [
         "alice@example.org",
         "bob@example.org",
-        "referee@example.org",
     ]
-    copy = next(m for m in mails if m["To"] == "referee@example.org")
-    assert "Options: -size=5" in body_of(copy)
-    assert copy["Auto-Submitted"] == "auto-replied"
+    [copy] = result.printed
+    assert "Options: -size=5" in copy.body
 
 
 def test_board_numbers_start_at_101_and_grow_per_game(harness):
     harness.signup("alice", "bob")
     for expected in (101, 102, 103):
-        harness.ok("knightpanic challenge alice bob")
+        harness.challenge("knightpanic challenge alice bob")
         assert harness.new_mails()[-1]["Subject"] == f"KnightPanic Board {expected}: alice vs bob"
-    harness.ok("tally challenge alice bob")
+    harness.challenge("tally challenge alice bob")
     assert harness.new_mails()[-1]["Subject"].startswith("Tally Board 101: alice vs bob")
 
 
 def test_invalid_challenge_lists_every_problem(harness):
     harness.signup("alice")
     harness.new_mails()
-    harness.refused("knightpanic challenge alice nobody ghost -size=9")
+    harness.refused("knightpanic challenge alice nobody ghost -size=9", "alice@example.org")
     [mail] = harness.new_mails()
     assert mail["Subject"] == "Invalid challenge"
     body = body_of(mail)
@@ -65,7 +67,8 @@ def test_invalid_challenge_lists_every_problem(harness):
 
 def test_challenge_needs_enough_players(harness):
     harness.signup("alice", "bob")
-    assert "At least 2 players must play" in harness.refused("knightpanic challenge alice")
+    message = harness.refused("knightpanic challenge alice", sender="alice@example.org")
+    assert "At least 2 players must play" in message
 
 
 def test_a_move_reaches_both_players_in_their_view(game):
@@ -149,7 +152,7 @@ def test_declining_before_any_move_removes_a_two_player_board(game):
     result = game.run("knightpanic show 101")
     assert not result.ok
     assert "The following boards were not shown: 101 (not found)" in result.queued[0][1].body
-    game.ok("knightpanic challenge alice bob")
+    game.challenge("knightpanic challenge alice bob")
     assert game.new_mails()[-1]["Subject"].startswith("KnightPanic Board 102: alice vs bob")
 
 
@@ -161,7 +164,7 @@ def test_withdrawal_in_the_first_round_after_the_first_move(game):
 
 def test_withdrawal_restarts_a_board_with_enough_players(harness):
     harness.signup("alice", "bob", "carol")
-    harness.ok("tally challenge alice bob carol")
+    harness.challenge("tally challenge alice bob carol")
     harness.ok("tally move 101 alice secret 2")
     harness.new_mails()
     harness.ok("tally resign 101 bob secret")
@@ -189,7 +192,7 @@ def test_resigning_on_turn_ends_a_two_player_game(game):
 
 def test_a_resigned_player_watches_a_three_player_game(harness):
     harness.signup("alice", "bob", "carol")
-    harness.ok("tally challenge alice bob carol -target=20")
+    harness.challenge("tally challenge alice bob carol -target=20")
     for userid in ("alice", "bob", "carol"):
         harness.ok(f"tally move 101 {userid} secret 1")
     harness.ok("tally resign 101 alice secret")
@@ -215,7 +218,7 @@ def test_a_resigned_player_watches_a_three_player_game(harness):
 
 def test_swap_takes_over_the_first_side(harness):
     harness.signup("alice", "bob")
-    harness.ok("tally challenge alice bob")
+    harness.challenge("tally challenge alice bob")
     assert "You can only swap after move number 1" in harness.refused("tally swap 101 alice secret")
     harness.ok("tally move 101 alice secret 2")
     harness.new_mails()
@@ -231,16 +234,16 @@ def test_swap_takes_over_the_first_side(harness):
 
 def test_pass_where_the_game_allows_it(harness):
     harness.signup("alice", "bob")
-    harness.ok("tally challenge alice bob")
+    harness.challenge("tally challenge alice bob")
     harness.ok("tally pass 101 alice secret")
     harness.ok("tally move 101 bob secret --")
     text = harness.ok("tally show 101", sender=None).printed[0].body
     assert "   1 pass       2 pass" in text
 
 
-def test_one_user_may_hold_both_seats(harness):
+def test_the_operator_may_seat_one_user_on_both_seats(harness):
     harness.signup("alice")
-    harness.ok("knightpanic challenge alice alice")
+    harness.ok("knightpanic challenge alice alice", sender=None)
     harness.ok("knightpanic move 101 alice secret c1-e5")
     harness.ok("knightpanic move 101 alice secret a7-c3")
     text = harness.ok("knightpanic show 101", sender=None).printed[0].body
@@ -250,7 +253,7 @@ def test_one_user_may_hold_both_seats(harness):
 def test_total_time_forfeits_instead_of_moving(harness, clock):
     harness.signup("alice", "bob")
     clock("2026-03-01T10:00:00")
-    harness.ok("knightpanic challenge alice bob --totaltime=2")
+    harness.challenge("knightpanic challenge alice bob --totaltime=2")
     clock("2026-03-01T11:00:00")
     harness.ok("knightpanic move 101 alice secret c1-e5")
     clock("2026-03-01T12:00:00")
@@ -267,7 +270,7 @@ def test_total_time_forfeits_instead_of_moving(harness, clock):
 def test_time_is_charged_to_the_seat_that_moves(harness, clock):
     harness.signup("alice", "bob")
     clock("2026-03-01T10:00:00")
-    harness.ok("knightpanic challenge alice bob")
+    harness.challenge("knightpanic challenge alice bob")
     clock("2026-03-02T12:30:05")
     harness.ok("knightpanic move 101 alice secret c1-e5")
     clock("2026-03-02T13:00:00")
@@ -283,19 +286,19 @@ def test_time_is_charged_to_the_seat_that_moves(harness, clock):
 
 def test_server_options_are_checked(harness):
     harness.signup("alice", "bob")
-    assert "--nagtime must be between 1 and 365 days" in harness.refused(
+    assert "--nagtime must be between 1 and 365 days" in harness.challenge_refused(
         "knightpanic challenge alice bob --nagtime=0"
     )
-    assert "--forfeittime must be between --nagtime and 365 days" in harness.refused(
+    assert "--forfeittime must be between --nagtime and 365 days" in harness.challenge_refused(
         "knightpanic challenge alice bob --nagtime=10 --forfeittime=5"
     )
-    assert "--totaltime must be between 0 and 3650 days" in harness.refused(
+    assert "--totaltime must be between 0 and 3650 days" in harness.challenge_refused(
         "knightpanic challenge alice bob --totaltime=5000"
     )
-    assert 'Unknown server option "--colour"' in harness.refused(
+    assert 'Unknown server option "--colour"' in harness.challenge_refused(
         "knightpanic challenge alice bob --colour=red"
     )
-    harness.ok("knightpanic challenge alice bob --nagtime=3 --forfeittime=9")
+    harness.challenge("knightpanic challenge alice bob --nagtime=3 --forfeittime=9")
     text = harness.ok("knightpanic show 101", sender=None).printed[0].body
     assert "Nag time........ 3 days" in text and "Forfeit time.... 9 days" in text
 
@@ -339,10 +342,10 @@ def test_a_long_move_is_refused(game):
 
 def test_server_options_need_values_that_fit_together(harness):
     harness.signup("alice", "bob")
-    assert "--nagtime must be between 1 and 365 days" in harness.refused(
+    assert "--nagtime must be between 1 and 365 days" in harness.challenge_refused(
         "knightpanic challenge alice bob --nagtime"
     )
     assert "--forfeittime must be between --nagtime and 365 days (the default is 21)" in (
-        harness.refused("knightpanic challenge alice bob --nagtime=30")
+        harness.challenge_refused("knightpanic challenge alice bob --nagtime=30")
     )
-    harness.ok("knightpanic challenge alice bob --nagtime=30 --forfeittime=40")
+    harness.challenge("knightpanic challenge alice bob --nagtime=30 --forfeittime=40")

@@ -8,7 +8,7 @@ from tests.conftest import body_of
 @pytest.fixture
 def game(harness):
     harness.signup("alice", "bob")
-    harness.ok("knightpanic challenge alice bob")
+    harness.challenge("knightpanic challenge alice bob")
     harness.ok("knightpanic move 101 alice secret c1-e5")
     harness.ok("knightpanic move 101 bob secret g7-e3")
     harness.new_mails()
@@ -99,7 +99,7 @@ def test_a_finished_preview_names_the_winner_and_shows_no_clocks(harness):
 
 
 def test_a_preview_of_a_board_shows_none_of_its_clocks(game):
-    game.ok("knightpanic challenge alice bob --nagtime=2 --forfeittime=3")
+    game.challenge("knightpanic challenge alice bob --nagtime=2 --forfeittime=3")
     game.new_mails()
     body = body_of(only_reply(game, "knightpanic preview 102 c1-e5"))
     assert "It is bob's turn." in body

@@ -32,7 +32,7 @@ def test_elo_updates(rating, games, score, opponent, opponent_games, expected):
 
 def win(harness, number, winner, loser):
     """A quick decided board: the loser resigns on turn after one move each."""
-    harness.ok(f"knightpanic challenge {winner} {loser}")
+    harness.challenge(f"knightpanic challenge {winner} {loser}")
     harness.ok(f"knightpanic move {number} {winner} secret c1-e5")
     harness.ok(f"knightpanic move {number} {loser} secret g7-e3")
     harness.ok(f"knightpanic move {number} {winner} secret a1-c5")
@@ -44,17 +44,17 @@ def league(harness):
     harness.signup("alice", "bob", "carol", "dave")
     win(harness, 101, "alice", "bob")
     win(harness, 102, "alice", "bob")
-    harness.ok("knightpanic challenge carol alice")
+    harness.challenge("knightpanic challenge carol alice")
     harness.ok("knightpanic move 103 carol secret c1-e5")
     harness.ok("knightpanic move 103 alice secret g7-e3")
     harness.ok("knightpanic propose 103 carol secret")
     harness.ok("knightpanic accept 103 alice secret")
-    harness.ok("knightpanic challenge dave alice")
+    harness.challenge("knightpanic challenge dave alice")
     harness.ok("knightpanic resign 104 dave secret")  # declined: not rated
-    harness.ok("knightpanic challenge alice alice")
+    harness.ok("knightpanic challenge alice alice", sender=None)
     harness.ok("knightpanic move 105 alice secret c1-e5")
     harness.ok("knightpanic move 105 alice secret a7-c3")  # one player: not rated
-    harness.ok("tally challenge alice bob -handicap=3")
+    harness.challenge("tally challenge alice bob -handicap=3")
     harness.ok("tally move 101 alice secret 2")
     harness.ok("tally move 101 bob secret 2")
     harness.ok("tally move 101 alice secret 2")  # 3+2+2+2 = 9 ... not yet
@@ -113,7 +113,7 @@ def test_standings_sections_and_columns(league):
 
 def test_a_standings_table_of_long_userids_fits_in_76_columns(harness):
     harness.signup("abcdefghijklmnop", "qrstuvwxyzabcdef")
-    harness.ok("tally challenge abcdefghijklmnop qrstuvwxyzabcdef")
+    harness.challenge("tally challenge abcdefghijklmnop qrstuvwxyzabcdef")
     harness.ok("tally limit abcdefghijklmnop secret 10")
     harness.ok("tally seek abcdefghijklmnop secret 3")
     text = harness.ok("tally standings", sender=None).printed[0].body

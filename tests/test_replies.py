@@ -231,7 +231,8 @@ def test_the_pipe_reads_the_token_from_original_recipient(project_env, tmp_path)
     assert runner.invoke(cli, ["--home", str(home), "init"]).exit_code == 0
     for userid in ("alice", "bob"):
         runner.invoke(
-            cli, ["--home", str(home), "signup", userid, "secret", f"{userid}@example.org"]
+            cli,
+            ["--home", str(home), "--from", f"{userid}@example.org", "signup", userid, "secret"],
         )
     runner.invoke(cli, ["--home", str(home), "knightpanic", "challenge", "alice", "bob"])
     newest = sorted((home / "outbox" / "new").iterdir())

@@ -223,7 +223,7 @@ def test_a_stale_robot_move_is_refused_and_decided_again(harness, monkeypatch):
         ).exit_code
         == 0
     )
-    harness.ok("knightpanic challenge robo alice")
+    harness.challenge("knightpanic challenge robo alice", by="alice")
     answers = []
     with open_server(harness.config) as server:
 
@@ -273,7 +273,7 @@ def test_a_failing_robot_is_reported_and_left_to_the_clocks(harness, clock, brok
     harness.signup("alice")
     clock("2026-03-01T12:00:00")
     assert pbm(harness.home, "robots", "add", "robo", "knightpanic", "broken").exit_code == 0
-    harness.ok("knightpanic challenge robo alice --nagtime=1 --forfeittime=2")
+    harness.challenge("knightpanic challenge robo alice --nagtime=1 --forfeittime=2", by="alice")
     for _ in range(2):
         result = pbm(harness.home, "robots", "run")
         assert result.exit_code == 0
@@ -302,7 +302,7 @@ def test_a_robot_rejects_an_undo_and_answers_a_draw_by_its_search(harness):
         ).exit_code
         == 0
     )
-    harness.ok("knightpanic challenge alice robo -size=5")
+    harness.challenge("knightpanic challenge alice robo -size=5")
     move, number = legal_text(harness.home, 101)
     harness.ok(f"knightpanic move 101 alice secret {move}#{number}")
     assert pbm(harness.home, "robots", "run").exit_code == 0
@@ -335,7 +335,9 @@ def test_robots_in_pbm_serve_move_without_blocking_the_writer(project_env, tmp_p
     assert pbm(home, "init").exit_code == 0
     (home / "pbm.ini").write_text(GENEROUS_LIMITS)
     for userid in ("alice", "bob"):
-        assert pbm(home, "signup", userid, "secret", f"{userid}@example.org").exit_code == 0
+        assert (
+            pbm(home, "--from", f"{userid}@example.org", "signup", userid, "secret").exit_code == 0
+        )
     # A long search on the largest flat Knight Panic board: the writer must not wait for it.
     assert (
         pbm(home, "robots", "add", "robo", "knightpanic", "mcts", "--seconds", "8").exit_code == 0

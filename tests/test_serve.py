@@ -26,7 +26,8 @@ def service(project_env, tmp_path):
     (home / "pbm.ini").write_text(GENEROUS_LIMITS + "[limits]\nmax_message_bytes = 50000\n")
     for userid in ("alice", "bob"):
         runner.invoke(
-            cli, ["--home", str(home), "signup", userid, "secret", f"{userid}@example.org"]
+            cli,
+            ["--home", str(home), "--from", f"{userid}@example.org", "signup", userid, "secret"],
         )
     process, port = start_serve(project_env, home)
     yield home, port

@@ -10,23 +10,23 @@ def test_reject_and_accept_challenges(harness):
     [mail] = harness.new_mails()
     assert mail["To"] == "bob@example.org"
     assert mail["Subject"] == "KnightPanic challenges now rejected"
-    harness.refused("knightpanic challenge alice bob")
+    harness.challenge_refused("knightpanic challenge alice bob")
     [mail] = harness.new_mails()
     assert mail["Subject"] == "Invalid challenge"
     assert "bob is not accepting KnightPanic challenges" in body_of(mail)
     harness.ok("knightpanic accept bob secret")
     assert harness.new_mails()[0]["Subject"] == "KnightPanic challenges now accepted"
-    harness.ok("knightpanic challenge alice bob")
+    harness.challenge("knightpanic challenge alice bob")
 
 
 def test_limit_counts_active_boards(harness):
     harness.signup("alice", "bob", "carol")
     harness.ok("knightpanic limit bob secret 1")
     assert harness.new_mails()[-1]["Subject"] == "KnightPanic challenges now limited"
-    harness.ok("knightpanic challenge alice bob")
-    message = harness.refused("knightpanic challenge carol bob")
+    harness.challenge("knightpanic challenge alice bob")
+    message = harness.challenge_refused("knightpanic challenge carol bob")
     assert "bob has reached their limit of active KnightPanic games (1)" in message
-    harness.ok("tally challenge carol bob")
+    harness.challenge("tally challenge carol bob")
     harness.ok("knightpanic limit bob secret")
     status = harness.new_mails()[-1]
     assert status["Subject"] == "KnightPanic limit status"
@@ -45,7 +45,7 @@ def test_seek_is_counted_down_by_new_boards(harness):
     harness.signup("alice", "bob")
     harness.ok("knightpanic seek bob secret 2")
     assert harness.new_mails()[-1]["Subject"] == "Now seeking 2 KnightPanic challenges"
-    harness.ok("knightpanic challenge alice bob")
+    harness.challenge("knightpanic challenge alice bob")
     harness.ok("knightpanic seek bob secret")
     status = harness.new_mails()[-1]
     assert status["Subject"] == "KnightPanic seek status"
@@ -83,7 +83,7 @@ def test_no_vacation_left(harness, clock):
 def test_vacations_show_on_boards(harness, clock):
     harness.signup("alice", "bob")
     clock("2026-03-01T08:00:00")
-    harness.ok("knightpanic challenge alice bob")
+    harness.challenge("knightpanic challenge alice bob")
     harness.ok("vacation bob secret on")
     text = harness.ok("knightpanic show 101", sender=None).printed[0].body
     assert "On vacation: bob (since 2026-03-01 08:00 UTC)" in text

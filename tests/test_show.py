@@ -1,5 +1,7 @@
 """Information commands: help, list, games, show and its selectors."""
 
+import re
+
 import pytest
 
 from tests.conftest import body_of
@@ -9,12 +11,12 @@ from tests.conftest import body_of
 def boards(harness):
     """Board 101 alice-bob finished (bob won), 102 bob-carol active, 103 carol-alice new."""
     harness.signup("alice", "bob", "carol")
-    harness.ok("knightpanic challenge alice bob")
+    harness.challenge("knightpanic challenge alice bob")
     harness.ok("knightpanic move 101 alice secret c1-e5")
     harness.ok("knightpanic move 101 bob secret a7-c3")
-    harness.ok("knightpanic challenge bob carol -size=5")
+    harness.challenge("knightpanic challenge bob carol -size=5")
     harness.ok("knightpanic move 102 bob secret c1-e5")
-    harness.ok("knightpanic challenge carol alice")
+    harness.challenge("knightpanic challenge carol alice")
     harness.new_mails()
     return harness
 
@@ -22,6 +24,14 @@ def boards(harness):
 def shown(harness, command):
     result = harness.run(command, sender="watcher@example.org")
     return result, harness.new_mails("watcher@example.org")
+
+
+def answered(mails) -> list[str]:
+    """The subjects of the answers in the one mail: its own, or those of its sections."""
+    [mail] = mails
+    if mail["Subject"].startswith("Answers to: "):
+        return re.findall(r"^--- (.*) ---$", body_of(mail), re.M)
+    return [mail["Subject"]]
 
 
 def test_show_one_board_in_full(boards):
@@ -37,7 +47,7 @@ def test_show_one_board_in_full(boards):
 
 def test_show_board_word_is_ignored_and_several_boards(boards):
     result, mails = shown(boards, "knightpanic show board 101 102")
-    assert [m["Subject"] for m in mails] == [
+    assert answered(mails) == [
         "KnightPanic Board 101: alice vs bob",
         "KnightPanic Board 102: bob vs carol",
     ]
@@ -57,8 +67,7 @@ def test_show_an_earlier_position(boards):
 def test_show_out_of_range_and_missing_boards_are_summarised(boards):
     result, mails = shown(boards, "knightpanic show 101#5 999 102")
     assert result.ok
-    subjects = [m["Subject"] for m in mails]
-    assert subjects == ["KnightPanic Board 102: bob vs carol", "Show summary"]
+    assert answered(mails) == ["KnightPanic Board 102: bob vs carol", "Show summary"]
     assert (
         "The following boards were not shown: 101 (Board 101 has only 2 moves), 999 (not found)"
         in " ".join(body_of(mails[-1]).split())
@@ -81,7 +90,8 @@ def test_show_out_of_range_and_missing_boards_are_summarised(boards):
 )
 def test_show_by_user_with_selectors(boards, selection, expected):
     result, mails = shown(boards, f"knightpanic show {selection}")
-    numbers = [m["Subject"].split()[2].rstrip(":") for m in mails if m["Subject"] != "Show summary"]
+    subjects = answered(mails)
+    numbers = [s.split()[2].rstrip(":") for s in subjects if s != "Show summary"]
     assert numbers == expected
     if not expected:
         assert "No boards found" in body_of(mails[-1])

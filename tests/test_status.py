@@ -24,7 +24,7 @@ def test_a_fresh_home_reports_that_cleanup_never_ran(harness):
 def test_a_healthy_server_exits_zero_and_json_gives_the_same(harness, clock):
     clock("2026-03-01T10:00:00")
     harness.signup("alice", "bob")
-    harness.ok("knightpanic challenge alice bob")
+    harness.challenge("knightpanic challenge alice bob")
     harness.ok("knightpanic move 101 alice secret c1-e5")
     assert CliRunner().invoke(cli, ["--home", str(harness.home), "cleanup"]).exit_code == 0
     clock("2026-03-01T12:00:00")
@@ -47,7 +47,7 @@ def test_a_healthy_server_exits_zero_and_json_gives_the_same(harness, clock):
 
 def test_thresholds_are_read_from_pbm_ini(harness, clock):
     clock("2026-03-01T10:00:00")
-    harness.signup("alice")
+    harness.signup("alice", "bob")
     assert CliRunner().invoke(cli, ["--home", str(harness.home), "cleanup"]).exit_code == 0
     store = Store.open(harness.home / "pbm.db")
     try:

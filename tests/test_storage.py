@@ -15,14 +15,14 @@ from tests.test_architecture import import_graph
 
 def play_some_boards(harness):
     harness.signup("alice", "bob", "carol")
-    harness.ok("knightpanic challenge alice bob")
+    harness.challenge("knightpanic challenge alice bob")
     for userid, move in [("alice", "c1-a5"), ("bob", "a7-c3"), ("alice", "g1-e5")]:
         harness.ok(f"knightpanic move 101 {userid} secret {move}")
-    harness.ok("knightpanic challenge bob carol -size=6")
+    harness.challenge("knightpanic challenge bob carol -size=6")
     harness.ok("knightpanic move 102 bob secret c3-e7")
-    harness.ok("tally challenge alice bob carol")
+    harness.challenge("tally challenge alice bob carol")
     harness.ok("tally move 101 alice secret 2")
-    harness.ok("knightpanic challenge alice carol")
+    harness.challenge("knightpanic challenge alice carol")
     harness.ok("knightpanic move 103 alice secret c1-e5")
     harness.ok("knightpanic move 103 carol secret a7-c3")
 
@@ -94,7 +94,7 @@ def test_the_database_uses_wal_and_is_migrated(harness):
 
 def test_a_refused_command_leaves_no_trace_but_its_answer(harness):
     harness.signup("alice", "bob")
-    harness.ok("knightpanic challenge alice bob")
+    harness.challenge("knightpanic challenge alice bob")
     store = Store.open(harness.home / "pbm.db")
 
     def counts():
@@ -157,7 +157,7 @@ def test_only_storage_touches_sqlite_and_nothing_runs_a_shell():
 
 
 def test_passwords_are_never_stored_or_mailed_in_clear(harness):
-    harness.ok("signup alice Sup3rSecret alice@example.org")
+    harness.signup("alice", password="Sup3rSecret")
     harness.refused("change password alice Sup3rSecret x")
     raw = (harness.home / "pbm.db").read_bytes()
     assert b"Sup3rSecret" not in raw

@@ -240,7 +240,7 @@ def test_uk6_the_first_turn_must_be_a_placement():
 @pytest.fixture
 def board_101(harness):
     harness.signup("alice", "bob")
-    harness.ok("uknight challenge alice bob -size=5")
+    harness.challenge("uknight challenge alice bob -size=5")
     return harness
 
 
@@ -916,7 +916,7 @@ def test_listing_the_legal_moves_takes_under_5_ms():
 
 def test_blanks_inside_a_mailed_move_are_ignored(harness):
     harness.signup("alice", "bob")
-    harness.ok("uknight challenge alice bob -size=5")
+    harness.challenge("uknight challenge alice bob -size=5")
     first = next(
         iter(game.legal_moves(game.initial_state(game.parse_options({"size": "5"}, 2), 2, 0), 0))
     )

@@ -8,7 +8,7 @@ from tests.conftest import body_of
 @pytest.fixture
 def game(harness):
     harness.signup("alice", "bob", "carol")
-    harness.ok("knightpanic challenge alice bob")
+    harness.challenge("knightpanic challenge alice bob")
     harness.ok("knightpanic move 101 alice secret c1-e5")
     harness.ok("knightpanic move 101 bob secret g7-e3")
     harness.new_mails()
@@ -77,7 +77,7 @@ def test_undo_takes_back_the_last_move(game):
 
 def test_undo_with_nothing_to_undo(harness):
     harness.signup("alice", "bob")
-    harness.ok("knightpanic challenge alice bob")
+    harness.challenge("knightpanic challenge alice bob")
     assert "There is no move to undo" in harness.refused("knightpanic undo 101 alice secret")
 
 
@@ -88,7 +88,7 @@ def test_votes_need_a_seat_on_a_running_board(game):
 
 def test_resigned_seats_accept_at_once(harness):
     harness.signup("alice", "bob", "carol")
-    harness.ok("tally challenge alice bob carol -target=30")
+    harness.challenge("tally challenge alice bob carol -target=30")
     for userid in ("alice", "bob", "carol", "alice"):
         harness.ok(f"tally move 101 {userid} secret 1")
     harness.ok("tally resign 101 bob secret")

@@ -1,5 +1,7 @@
 """Watching and talking: chat, subscribe, unsubscribe, notify, message, broadcast, all show."""
 
+import re
+
 import pytest
 
 from tests.conftest import body_of
@@ -8,7 +10,7 @@ from tests.conftest import body_of
 @pytest.fixture
 def game(harness):
     harness.signup("alice", "bob", "carol", "dave")
-    harness.ok("knightpanic challenge alice bob")
+    harness.challenge("knightpanic challenge alice bob")
     harness.new_mails()
     return harness
 
@@ -55,7 +57,7 @@ def test_subscribe_to_a_board_and_back(game):
 
 
 def test_subscribe_refusals_per_board(game):
-    game.ok("knightpanic challenge carol dave")
+    game.challenge("knightpanic challenge carol dave")
     game.ok("knightpanic move 102 carol secret c1-e5")
     game.ok("knightpanic move 102 dave secret a7-c3")
     game.new_mails()
@@ -70,13 +72,13 @@ def test_subscribe_refusals_per_board(game):
 def test_subscribe_all_covers_future_boards(game):
     game.ok("knightpanic subscribe dave secret all")
     assert "Subscribed: 101" in body_of(game.new_mails()[-1])
-    game.ok("knightpanic challenge alice carol")
+    game.challenge("knightpanic challenge alice carol")
     assert [m["Subject"] for m in game.new_mails("dave@example.org")] == [
         "KnightPanic Board 102: alice vs carol"
     ]
     game.ok("knightpanic unsubscribe dave secret all")
     assert "Unsubscribed: 101 102" in body_of(game.new_mails()[-1])
-    game.ok("knightpanic challenge alice carol")
+    game.challenge("knightpanic challenge alice carol")
     assert game.new_mails("dave@example.org") == []
 
 
@@ -133,11 +135,15 @@ def test_broadcast_once_a_day_to_the_list(game, clock):
 
 
 def test_all_show_covers_every_game(game):
-    game.ok("tally challenge bob alice")
+    game.challenge("tally challenge bob alice")
     game.new_mails()
     game.ok("all show alice", sender="dave@example.org")
-    subjects = [m["Subject"] for m in game.new_mails()]
-    assert subjects == ["KnightPanic Board 101: alice vs bob", "Tally Board 101: bob vs alice"]
+    [answer] = game.new_mails()
+    assert answer["Subject"] == "Answers to: all show alice"
+    assert re.findall(r"^--- (.*) ---$", body_of(answer), re.M) == [
+        "KnightPanic Board 101: alice vs bob",
+        "Tally Board 101: bob vs alice",
+    ]
     game.ok("all show alice next", sender="dave@example.org")
     assert [m["Subject"] for m in game.new_mails()] == ["KnightPanic Board 101: alice vs bob"]
     game.ok("all show dave", sender="dave@example.org")

@@ -176,7 +176,7 @@ def site(tmp_path_factory):
     for name, options in GAMES.items():
         numbers[name] = []
         for board in range(3):
-            result = harness.ok(f"{name} challenge alice bob {options}".strip())
+            result = harness.challenge(f"{name} challenge alice bob {options}".strip())
             number = 101 + board
             numbers[name].append(number)
             assert result.ok
@@ -455,7 +455,7 @@ def test_the_icon_browsers_ask_for_is_there(site):
 def test_pages_of_fifty_boards(harness):
     harness.signup("alice", "bob", password=PASSWORD)
     for _ in range(51):
-        harness.ok("tally challenge alice bob")
+        harness.challenge("tally challenge alice bob")
     app = make_app(harness.config)
     first = get(app, "/tally/").text
     assert first.count('href="/tally/1') == 50 and 'href="/tally/151"' not in first
@@ -498,7 +498,7 @@ def secret_game():
 
 def test_hidden_moves_show_only_after_the_end(harness, secret_game):
     harness.signup("alice", "bob", password=PASSWORD)
-    harness.ok("secrettally challenge alice bob")
+    harness.challenge("secrettally challenge alice bob")
     harness.ok(f"secrettally move 101 alice {PASSWORD} 2")
     harness.ok(f"secrettally move 101 bob {PASSWORD} 1")
     app = make_app(harness.config)
@@ -538,7 +538,7 @@ def test_pbm_web_serves_with_waitress_until_stopped(harness, project_env, stop):
     """Stopped by SIGINT or SIGTERM even when started with SIGINT ignored, as from a
     background job of a script (make test run that way once left it running for ever)."""
     harness.signup("alice", "bob", password=PASSWORD)
-    harness.ok("knightpanic challenge alice bob")
+    harness.challenge("knightpanic challenge alice bob")
     harness.ok(f"knightpanic move 101 alice {PASSWORD} c1-e5")
     env = dict(project_env, PBM_HOME=str(harness.home))
     process = subprocess.Popen(

@@ -18,7 +18,8 @@ EXCLUSIVE_SELECTORS = ("active", "inactive", "archived", "next")
 @command("help", "global", "help [commands|tutorial|games|<game>|<command>...]")
 def help_(ctx):
     """Mails help: the command list, a tutorial, the games, a game's rules or a command."""
-    for subject in ctx.args or ["commands"]:
+    # Each topic once, however often it is named: all of them go in one answer.
+    for subject in dict.fromkeys(a.lower() for a in ctx.args or ["commands"]):
         text = _help_text(ctx, subject)
         if text is None:
             candidates = list(HELP_TOPICS) + list(ctx.server.games) + _command_words()

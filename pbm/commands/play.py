@@ -4,7 +4,7 @@
 from ..boards import VOTE_NAMES
 from ..clock import stamp
 from ..game import MoveError
-from ..grammar import command, parse_board, split_guard
+from ..grammar import command, is_valid_userid, parse_board, split_guard
 from ..starting import seating_problems, start_board
 
 VOTE_WORDS = ("propose", "undo", "accept", "reject")
@@ -26,6 +26,11 @@ def challenge(ctx):
     """Starts a new board between the named users, in seat order."""
     game = ctx.game
     userids = [u.lower() for u in ctx.args]
+    if not ctx.request.operator:
+        refusal = challenger_refusal(ctx, userids)
+        if refusal is not None:
+            ctx.answer_error(refusal, subject="Invalid challenge")
+            return
     problems, options, refusing = seating_problems(ctx, game, userids, ctx.parsed.params)
     if problems:
         for userid in refusing:
@@ -50,6 +55,35 @@ def challenge(ctx):
         comments=[("Challenger", ctx.request.body)],
         tell_sender=True,
     )
+
+
+def challenger_refusal(ctx, userids) -> str | None:
+    """Only players seat players (docs/spec/server.md §3.4): a challenge by mail comes from
+    an address registered to one of the accounts it seats and confirmed for it (the
+    operator's command line seats anyone). Why this one may not, or None."""
+    sender = ctx.sender_key
+    known = [u for u in dict.fromkeys(userids) if is_active_user(ctx, u)]
+    registered = [u for u in known if sender in {a.lower() for a in ctx.store.users.addresses(u)}]
+    if any(ctx.store.limits.address_proven(userid, sender) for userid in registered):
+        return None
+    if registered:
+        userid = registered[0]
+        return (
+            f"Your address {sender} is not yet confirmed for {userid}: send one command "
+            f'with {userid}\'s password from it (for example "html {userid} <password>"), '
+            "then send the challenge again."
+        )
+    players = ", ".join(known) or "the players"
+    return (
+        "Only a player of the new board can challenge: send the challenge from the address "
+        f"of one of {players} (an address registered to the account and used with its "
+        "password), or ask one of them to send it."
+    )
+
+
+def is_active_user(ctx, userid: str) -> bool:
+    user = ctx.store.users.get(userid) if is_valid_userid(userid) else None
+    return user is not None and user.status == "active"
 
 
 # -- move and its standalone forms ---------------------------------------------------------

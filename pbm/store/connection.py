@@ -596,6 +596,7 @@ class Store:
         self.conn = conn
         self._db = None
         self._grouped = False
+        self._writing = False
         self.users = Users(self)
         self.boards = Boards(self)
         self.votes = Votes(self)
@@ -653,18 +654,22 @@ class Store:
     @contextmanager
     def write(self):
         """One read-then-write unit: BEGIN IMMEDIATE, then COMMIT or ROLLBACK; inside
-        group() a savepoint, released or rolled back alone."""
-        if self._grouped:
+        group() or another write() (the commands of one `multiple` mail) a savepoint,
+        released or rolled back alone."""
+        if self._grouped or self._writing:
             with self._savepoint("request"):
                 yield self
             return
         self.conn.execute("BEGIN IMMEDIATE")
+        self._writing = True
         try:
             yield self
         except BaseException:
             if self.conn.in_transaction:
                 self.conn.execute("ROLLBACK")
             raise
+        finally:
+            self._writing = False
         self.conn.execute("COMMIT")
 
     @contextmanager

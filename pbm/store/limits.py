@@ -72,6 +72,24 @@ class Limits(Repository):
             is not None
         )
 
+    def address_confirmed(self, address: str) -> bool:
+        """Whether the address is registered to an account and confirmed for it."""
+        return (
+            self._value(
+                "SELECT 1 FROM address_proofs p WHERE p.address = ? AND EXISTS "
+                "(SELECT 1 FROM addresses a WHERE a.userid = p.userid "
+                "AND lower(a.address) = p.address) LIMIT 1",
+                (address.lower(),),
+            )
+            is not None
+        )
+
+    def count_rate_events(self, kind: str, since: str) -> int:
+        """Events of one kind from every sender since a time (`pbm status`)."""
+        return self._value(
+            "SELECT count(*) FROM rate_events WHERE kind = ? AND at >= ?", (kind, since)
+        )
+
     def add_address_proof(self, userid: str, address: str, at: str):
         self.conn.execute(
             "INSERT OR IGNORE INTO address_proofs (userid, address, at) VALUES (?, ?, ?)",

@@ -46,11 +46,12 @@ class Outbox(Repository):
         )
 
     def pending_for(self, inbox_key: str) -> list[int]:
-        """Rows a command queued but whose delivery a crash may have cut short."""
+        """Rows a mail's commands queued but whose delivery a crash may have cut short: its
+        own, and those of the lines of a `multiple` (keyed `<key>#<n>`; '$' follows '#')."""
         return self._column(
-            "SELECT id FROM outbox WHERE inbox_key = ? AND status IN ('pending', 'sending') "
-            "ORDER BY id",
-            (inbox_key,),
+            "SELECT id FROM outbox WHERE (inbox_key = ? OR (inbox_key > ? AND inbox_key < ?)) "
+            "AND status IN ('pending', 'sending') ORDER BY id",
+            (inbox_key, inbox_key + "#", inbox_key + "$"),
         )
 
     def count_to_user(self, userid: str, kinds, since: str) -> int:

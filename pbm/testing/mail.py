@@ -51,6 +51,12 @@ failed_logins_per_hour = 1000000
 failed_logins_per_account_per_hour = 1000000
 mails_per_user_per_day = 1000000
 mails_to_unconfirmed_address_per_day = 1000000
+answers_per_address_per_hour = 1000000
+answers_per_address_per_day = 1000000
+answers_per_confirmed_address_per_hour = 1000000
+answers_per_confirmed_address_per_day = 1000000
+mails_per_incoming_mail = 1000000
+bytes_per_incoming_mail = 1000000000
 
 [mail]
 html = off
@@ -135,9 +141,26 @@ class Harness:
         return error_text(result) if result.queued or result.printed else "(no mail)"
 
     def signup(self, *userids: str, password: str = "secret") -> None:
-        """Accounts with the address <userid>@example.org."""
+        """Accounts with the address <userid>@example.org, each signed up from it (so the
+        address is confirmed for it)."""
         for userid in userids:
-            self.ok(f"signup {userid} {password} {userid}@example.org")
+            address = f"{userid}@example.org"
+            self.ok(f"signup {userid} {password} {address}", sender=address)
+
+    def challenge(self, text: str, by: str | None = None, body: str = "") -> Result:
+        """A challenge sent by one of its players (docs/spec/server.md §3.4): from `by`'s
+        address, else from the first player's."""
+        return self.ok(text, sender=self._player_address(text, by), body=body)
+
+    def challenge_refused(self, text: str, by: str | None = None) -> str:
+        """The error text of a challenge one of its players sent (challenge())."""
+        return self.refused(text, sender=self._player_address(text, by))
+
+    @staticmethod
+    def _player_address(text: str, by: str | None) -> str:
+        words = text.split()
+        first = next(w for w in words[words.index("challenge") + 1 :] if not w.startswith("-"))
+        return f"{by or first.lower()}@example.org"
 
     def outbox_files(self) -> list[Path]:
         new = self.home / "outbox" / "new"
