@@ -259,7 +259,7 @@ def _digests(ctx, report):
             board = Board(ctx, row)
             if board.on_move_userid() != userid:
                 continue
-            token = ctx.server.issue_token(board, userid, ctx.now)
+            token = ctx.issue_token(board, userid, ctx.now)
             entries.append(
                 {
                     "subject": ctx.board_subject(board, userid),

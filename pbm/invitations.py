@@ -9,13 +9,9 @@ from datetime import timedelta
 
 from .clock import show_time, stamp
 from .replies import (
-    TOKEN_PASSWORD,
-    InvitationGrant,
-    invitation_mac_matches,
     invitation_token,
     new_invitation_id,
     reply_address,
-    split_token,
 )
 from .serveroptions import options_text
 from .starting import limit_problems, seating_problems, start_board
@@ -23,11 +19,6 @@ from .summary import options_line, text_table
 from .timebank import ClockTerms
 
 LAPSE = timedelta(days=14)
-ANSWERS = ("accept", "decline")
-INVALID_TOKEN = (
-    "This reply address is not valid. Reply to the latest mail about your invitation, or "
-    "send the command with your password."
-)
 
 
 class Invitation:
@@ -368,40 +359,3 @@ def listing(ctx, game, userids=()) -> list[str]:
 def _join(names) -> str:
     names = list(names)
     return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
-
-
-# -- the reply to an invitation mail ------------------------------------------------------
-
-
-def invitation_reply(server, request):
-    """(grant, (command, ""), None) for a reply to an invitation mail, (None, None, what is
-    wrong) for a bad one, None when the token is no invitation token (docs/spec/server.md
-    §11.3). The command answers for the token's user; the invitation's state is the
-    command's to check."""
-    token_id, _ = split_token(request.token)
-    found = server.store.invitations.by_token(token_id)
-    if found is None:
-        return None
-    record, seat = found
-    key = server.config.secret_key
-    if not invitation_mac_matches(key, request.token, record.game, record.number, seat.userid):
-        return None, None, INVALID_TOKEN
-    if not server.sender_is_registered(seat.userid, request.sender):
-        return (
-            None,
-            None,
-            "This reply address works only from the addresses of the player it was sent to; "
-            "send the command with your password.",
-        )
-    words = request.text.split()
-    word = words[0].lower() if words else ""
-    if word not in ANSWERS or len(words) > 1:
-        return (
-            None,
-            None,
-            "Reply accept or decline on the first line to answer this invitation; "
-            "nothing was done.",
-        )
-    grant = InvitationGrant(record.game, record.number, seat.userid)
-    command = f"{record.game} {word} {record.number} {seat.userid} {TOKEN_PASSWORD}"
-    return grant, (command, ""), None

@@ -25,6 +25,7 @@ import re
 import secrets
 from dataclasses import dataclass
 from datetime import timedelta
+from typing import NamedTuple
 
 ID_BYTES = 10
 MAC_BYTES = 10
@@ -65,10 +66,13 @@ class Grant:
 
 @dataclass(frozen=True)
 class ResetGrant:
-    """What a valid reset token lets its reply do: set the password of one account, once."""
+    """What a reset token lets its reply try: set the password of one account, once. The
+    reset command decides, in its transaction, counting a token whose MAC did not match
+    (`mac_matched`) as a wrong code."""
 
     userid: str
     token_id: str
+    mac_matched: bool
 
 
 @dataclass(frozen=True)
@@ -78,6 +82,19 @@ class InvitationGrant:
     game: str
     number: int
     userid: str
+
+
+class TokenParts(NamedTuple):
+    token_id: str  # where the token's kind keeps its row
+    mac: str
+
+
+def split_token(token: str) -> TokenParts | None:
+    """The id and MAC of a token of the right shape, else None."""
+    if not TOKEN_RE.fullmatch(token):
+        return None
+    cut = ID_BYTES * 8 // 5
+    return TokenParts(token[:cut], token[cut:])
 
 
 def _b32(data: bytes) -> str:
@@ -106,9 +123,8 @@ def new_reset_token(key: bytes, userid: str):
     return token_id, token_id + _reset_mac(key, token_id, userid)
 
 
-def reset_mac_matches(key: bytes, token: str, userid: str) -> bool:
-    token_id, mac = split_token(token)
-    return hmac.compare_digest(mac, _reset_mac(key, token_id, userid))
+def reset_mac_matches(key: bytes, parts: TokenParts, userid: str) -> bool:
+    return hmac.compare_digest(parts.mac, _reset_mac(key, parts.token_id, userid))
 
 
 def _invitation_mac(key: bytes, token_id: str, game: str, number: int, userid: str) -> str:
@@ -126,23 +142,16 @@ def invitation_token(key: bytes, token_id: str, game: str, number: int, userid: 
     return token_id + _invitation_mac(key, token_id, game, number, userid)
 
 
-def invitation_mac_matches(key: bytes, token: str, game: str, number: int, userid: str) -> bool:
-    token_id, mac = split_token(token)
-    return hmac.compare_digest(mac, _invitation_mac(key, token_id, game, number, userid))
+def invitation_mac_matches(
+    key: bytes, parts: TokenParts, game: str, number: int, userid: str
+) -> bool:
+    expected = _invitation_mac(key, parts.token_id, game, number, userid)
+    return hmac.compare_digest(parts.mac, expected)
 
 
-def split_token(token: str):
-    """(token id, mac) of a token of the right shape, else None."""
-    if not TOKEN_RE.fullmatch(token):
-        return None
-    cut = ID_BYTES * 8 // 5
-    return token[:cut], token[cut:]
-
-
-def mac_matches(key: bytes, token: str, row) -> bool:
-    token_id, mac = split_token(token)
-    expected = _mac(key, token_id, row.game, row.number, row.userid, row.move_number)
-    return hmac.compare_digest(mac, expected)
+def mac_matches(key: bytes, parts: TokenParts, row) -> bool:
+    expected = _mac(key, parts.token_id, row.game, row.number, row.userid, row.move_number)
+    return hmac.compare_digest(parts.mac, expected)
 
 
 def reply_address(config, token: str) -> str:
@@ -168,9 +177,9 @@ def token_of_recipient(config, recipient: str | None) -> str | None:
     return token if TOKEN_RE.fullmatch(token) else None
 
 
-def token_command(game: str, number: int, userid: str, first_line: str):
-    """(command text, body prefix) for a reply's first line: the board command the token's
-    user would send with their password. Chat's text after the word starts its body."""
+def token_command(game: str, number: int, userid: str, first_line: str) -> tuple[str, str]:
+    """(command, comment) for a reply's first line: the board command the token's user would
+    send with their password, and chat's text after its word, which starts the comment."""
     words = first_line.split()
     word = words[0].lower()
     head = f"{game} {{}} {number} {userid} {TOKEN_PASSWORD}"

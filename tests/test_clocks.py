@@ -10,7 +10,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pbm.boards import Board
-from pbm.dispatch import Context, open_server
+from pbm.context import Context
+from pbm.dispatch import open_server
 from pbm.grammar import GrammarError, extract_options
 from pbm.position import replay
 from pbm.request import Request

@@ -11,7 +11,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pbm.boards import Board
-from pbm.dispatch import Context, open_server
+from pbm.context import Context
+from pbm.dispatch import open_server
 from pbm.replies import TOKEN_RE, token_of_recipient
 from pbm.request import Request
 from tests.mailpipe import pipe

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pbm.dispatch import Server
+from pbm.grants import Refused, _reset_reply
 from pbm.replies import TOKEN_PASSWORD, _mac, _reset_mac, split_token, token_of_recipient
 from pbm.request import Request
 from pbm.store import Store
@@ -188,14 +188,15 @@ def test_any_reply_line_becomes_a_reset_of_the_tokens_user_or_a_refusal(line):
     from pbm.store.records import ResetCodeRecord
 
     row = ResetCodeRecord(1, "alice", "digest", "then", "later", "a" * 16)
-    grant, text, problem = Server._reset_token_command(Request(text=line, token="a" * 32), row)
-    if problem is not None:
-        _, _, fixed = Server._reset_token_command(Request(text="two words", token="a" * 32), row)
-        assert grant is None and text is None and problem == fixed, "the line is not echoed"
+    resolved = _reset_reply(Request(text=line, token="a" * 32), row, True)
+    if isinstance(resolved, Refused):
+        fixed = _reset_reply(Request(text="two words", token="a" * 32), row, True)
+        assert resolved == fixed, "the line is not echoed"
         return
-    assert grant.userid == "alice" and grant.token_id == "a" * 16
+    assert resolved.grant.userid == "alice" and resolved.grant.token_id == "a" * 16
+    assert resolved.request.body == "" and resolved.request.body_lines == []
     try:
-        parsed = parse(text[0], {})
+        parsed = parse(resolved.command, {})
     except GrammarError:
         return
     assert parsed.spec.word == "reset"

@@ -17,7 +17,8 @@ from pbm import hookimpl
 from pbm.boards import Board
 from pbm.cli import cli
 from pbm.config import Config
-from pbm.dispatch import Context, open_server
+from pbm.context import Context
+from pbm.dispatch import open_server
 from pbm.game import Outcome
 from pbm.plugins import pm
 from pbm.request import Request

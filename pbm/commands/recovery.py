@@ -9,7 +9,7 @@ from datetime import timedelta
 
 from ..clock import DAY, show_time, stamp
 from ..grammar import command, is_valid_userid
-from ..replies import ResetGrant, new_reset_token, reply_address, reset_mac_matches
+from ..replies import ResetGrant, new_reset_token, reply_address
 from ..security import login_lock
 from .accounts import check_password
 
@@ -77,7 +77,7 @@ def _account_may_get_code(ctx, userid) -> bool:
         return False
     if len(ctx.store.users.reset_codes(userid, stamp(ctx.now))) >= MAX_PENDING_CODES:
         return False
-    if not ctx.server.sender_is_registered(userid, ctx.request.sender):
+    if not ctx.store.users.has_address(userid, ctx.request.sender):
         limit = ctx.config.number("limits.reset_mails_per_account_per_day")
         asked = ctx.store.limits.rate_events(
             "reset_mail_asked_elsewhere", userid, stamp(ctx.now - DAY)
@@ -133,7 +133,7 @@ def reset(ctx):
         operator=ctx.config.get("server.operator_address"),
     )
     ctx.mail_user(userid, f"Password changed for {userid}", body, "account")
-    if not ctx.server.sender_is_registered(userid, ctx.request.sender):
+    if not ctx.store.users.has_address(userid, ctx.request.sender):
         ctx.reply(f"Password changed for {userid}", body, kind="account")
 
 
@@ -150,8 +150,8 @@ def _proof(ctx, userid, code, codes):
     if not (
         isinstance(grant, ResetGrant)
         and grant.userid == userid
-        and reset_mac_matches(ctx.config.secret_key, ctx.request.token, userid)
-        and ctx.server.sender_is_registered(userid, ctx.request.sender)
+        and grant.mac_matched
+        and ctx.store.users.has_address(userid, ctx.request.sender)
     ):
         return None
     return next((c for c in codes if c.token_id == grant.token_id), None)

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ..boards import Board
-from ..dispatch import Context
+from ..context import Context
 from ..replies import TOKEN_PASSWORD, Grant
 from ..request import Request, Result
 from ..store import RobotRecord

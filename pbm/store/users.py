@@ -31,6 +31,11 @@ class Users(Repository):
             "SELECT address FROM addresses WHERE userid = ? ORDER BY position", (userid,)
         )
 
+    def has_address(self, userid: str, address: str | None) -> bool:
+        """Whether `address` (any case) is one of the account's."""
+        wanted = (address or "").lower()
+        return bool(wanted) and wanted in {a.lower() for a in self.addresses(userid)}
+
     def set_addresses(self, userid: str, addresses):
         self.conn.execute("DELETE FROM addresses WHERE userid = ?", (userid,))
         self.conn.executemany(
