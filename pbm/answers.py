@@ -15,7 +15,8 @@ from dataclasses import dataclass
 
 from .clock import DAY, HOUR, now, stamp
 from .grammar import GrammarError, mask_unparsed, normalize, parse
-from .mailout import LINE_WIDTH, Mail, compose, queue_measured, wrap_text
+from .mailout import queue_measured
+from .message import LINE_WIDTH, Mail, compose, wrap_text
 from .request import Result
 from .security import mask_secrets
 

@@ -373,7 +373,7 @@ def _check_database(path: Path, migration_sets) -> list[str]:
 
 
 def _check_schema(store, migration_sets) -> None:
-    from .store.connection import core_step_names
+    from .store.migrations import core_step_names
 
     verdict = store.integrity_check()
     if verdict != "ok":

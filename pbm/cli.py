@@ -130,7 +130,7 @@ def run(obj, words):
     for mail in result.printed:
         if obj["headers"]:
             # deferred: start-up speed of the pbm command
-            from .mailout import compose
+            from .message import compose
 
             click.echo(compose(obj["config"], mail).as_string())
         else:

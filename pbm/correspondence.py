@@ -12,7 +12,7 @@ from collections.abc import Callable
 
 from .clock import DAY, stamp
 from .htmlmail import board_part
-from .mailout import Mail
+from .message import Mail
 from .replies import reply_address
 from .summary import board_context
 from .unsubscribe import list_headers, list_id

@@ -1,7 +1,7 @@
 """The one gate between what a mail carried and the headers of the mail we write.
 
 Every header value pbm writes passes `checked_header`, and mail composition cannot set a
-header any other way (mailout.compose). Values are judged after RFC 2047 decoding, since
+header any other way (message.compose). Values are judged after RFC 2047 decoding, since
 that is what the email library will turn them into: an encoded word is no place to hide a
 CR/LF. Incoming values meet the same rules on the way in (`message_id_token`,
 `checked_address`), so what is stored is already fit to be written out again.

@@ -174,7 +174,9 @@ def send_alert(home: Path, subject: str, body: str) -> None:
     """Mail the operator directly: the outbox table lives in the database that may be the
     trouble. Maildir or SMTP, as configured; the defaults when pbm.ini is the trouble."""
     # deferred: start-up speed of the mail pipe (the early password check starts first)
-    from .mailout import Mail, compose, send_smtp, write_maildir
+    from .maildir import write_maildir
+    from .mailout import send_smtp
+    from .message import Mail, compose
 
     config = Config.load(home, strict=False)
     operator = config.get("server.operator_address")

@@ -32,7 +32,8 @@ from .dispatch import open_server
 from .failures import curable_cause
 from .grammar import password_of
 from .intake import DirectServer, process_message
-from .mailout import claim, deliver, publish_maildir, retry_failed, stage_maildir, sync_together
+from .maildir import publish_maildir, stage_maildir, sync_together
+from .mailout import claim, deliver, retry_failed
 from .mailout import flush as flush_outbox
 from .replica import ship
 from .robots.service import RobotThread

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from pbm.answers import BOARD_MAIL_KINDS, QUOTE_LIMIT_BYTES, capped_quote
 from pbm.config import Config, ConfigError
-from pbm.mailout import maildir_name
+from pbm.maildir import maildir_name
 from pbm.status import gather
 from tests.conftest import STRESS_FACTOR, body_of
 from tests.mailpipe import command_mail, pipe

@@ -14,10 +14,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import pbm.mailout as mailout
+import pbm.message as outgoing
 from pbm.config import Config
 from pbm.headers import HeaderError, checked_header, has_control, is_control
-from pbm.mailout import Mail, compose, wrap_text
+from pbm.message import Mail, compose, wrap_text
 from tests.conftest import STRESS_FACTOR
 
 EXAMPLES = 200 * STRESS_FACTOR
@@ -27,8 +27,8 @@ MESSAGE_ID = "<179538988247.5783.324925402633954023@localhost>"
 
 @pytest.fixture(autouse=True)
 def fixed_date_and_id(monkeypatch):
-    monkeypatch.setattr(mailout, "now", lambda: MOMENT)
-    monkeypatch.setattr(mailout, "make_msgid", lambda domain: MESSAGE_ID)
+    monkeypatch.setattr(outgoing, "now", lambda: MOMENT)
+    monkeypatch.setattr(outgoing, "make_msgid", lambda domain: MESSAGE_ID)
 
 
 def reference_compose(config, mail, in_reply_to=None):
@@ -37,8 +37,8 @@ def reference_compose(config, mail, in_reply_to=None):
         "From": (config.get("server.name"), config.get("server.address")),
         "To": list(mail.to),
         "Subject": mail.subject,
-        "Date": mailout.format_datetime(mailout.now()),
-        "Message-ID": mailout.make_msgid(domain=config.server_domain),
+        "Date": outgoing.format_datetime(outgoing.now()),
+        "Message-ID": outgoing.make_msgid(domain=config.server_domain),
         "Auto-Submitted": "auto-replied" if mail.reply else "auto-generated",
         "X-Auto-Response-Suppress": "All",
     }
@@ -78,7 +78,7 @@ def assert_same_mail(config, mail, in_reply_to=None):
     ours, theirs = parsed(raw), parsed(expected)
     assert ours.keys() == theirs.keys()
     for name, checked in message.items():
-        if name.lower() in mailout.STRUCTURED:
+        if name.lower() in outgoing.STRUCTURED:
             assert str(ours[name]) == str(theirs[name]), name
         else:
             # Text reads back exactly as checked; the email package's folding sometimes

@@ -293,22 +293,22 @@ def test_a_server_killed_in_a_group_loses_nothing_and_sends_nothing_twice(
 
 
 def test_one_sync_for_a_batch_of_files_on_one_file_system(tmp_path, monkeypatch):
-    import pbm.mailout
-    from pbm.mailout import sync_together
+    import pbm.maildir
+    from pbm.maildir import sync_together
 
     if sys.platform.startswith("linux"):
-        assert pbm.mailout._syncfs() is not None, "syncfs(2) is found on Linux"
+        assert pbm.maildir._syncfs() is not None, "syncfs(2) is found on Linux"
     paths = [tmp_path / f"{n}.pbm" for n in range(3)]
     for path in paths:
         path.write_bytes(b"mail")
     synced, fsynced = [], []
-    monkeypatch.setattr(pbm.mailout, "_syncfs", lambda: lambda fd: synced.append(fd) or 0)
+    monkeypatch.setattr(pbm.maildir, "_syncfs", lambda: lambda fd: synced.append(fd) or 0)
     sync_together(paths)
     assert len(synced) == 1
     with pytest.raises(FileNotFoundError):
         sync_together([tmp_path / "gone" / "missing.pbm"])
-    monkeypatch.setattr(pbm.mailout, "_syncfs", lambda: None)
-    monkeypatch.setattr(pbm.mailout.os, "sync", lambda: fsynced.append("sync"))
+    monkeypatch.setattr(pbm.maildir, "_syncfs", lambda: None)
+    monkeypatch.setattr(pbm.maildir.os, "sync", lambda: fsynced.append("sync"))
     sync_together(paths)
     assert fsynced == ["sync"], "without syncfs, one sync(2) for them all"
 
@@ -317,16 +317,16 @@ def test_syncing_never_opens_the_database_file_itself(tmp_path, monkeypatch):
     """Closing any descriptor of the database drops the POSIX locks SQLite holds on it in
     this process: pbm serve's readers then met disk I/O errors. The sync goes through the
     folder instead."""
-    import pbm.mailout
-    from pbm.mailout import sync_together
+    import pbm.maildir
+    from pbm.maildir import sync_together
 
     database = tmp_path / "pbm.db"
     database.write_bytes(b"")
     opened = []
     real_open = os.open
     monkeypatch.setattr(
-        pbm.mailout.os, "open", lambda path, *a: opened.append(str(path)) or real_open(path, *a)
+        pbm.maildir.os, "open", lambda path, *a: opened.append(str(path)) or real_open(path, *a)
     )
-    monkeypatch.setattr(pbm.mailout, "_syncfs", lambda: lambda fd: 0)
+    monkeypatch.setattr(pbm.maildir, "_syncfs", lambda: lambda fd: 0)
     sync_together([database])
     assert opened == [str(tmp_path)]

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from pbm.config import Config
 from pbm.headers import HeaderError, checked_address, checked_header, has_control, message_id_token
 from pbm.mailin import read_message
-from pbm.mailout import Mail, compose
+from pbm.message import Mail, compose
 from tests.conftest import STRESS_FACTOR
 from tests.mailpipe import command_mail, pipe
 

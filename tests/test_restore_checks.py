@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from pbm import hookimpl
 from pbm.plugins import pm
 from pbm.store import Store, core_migrations
-from pbm.store.connection import core_step_names
+from pbm.store.migrations import core_step_names
 from pbm.store.schema import normalised_sql
 from tests.conftest import STRESS_FACTOR
 from tests.test_backup import pbm, played_home, written_backup

@@ -7,7 +7,7 @@ from ..request import Result
 def _cleanup_command(ctx, games):
     # deferred: start-up speed of the mail pipe (mailin imports every command module early)
     from ..cleanup import run_cleanup
-    from ..mailout import Mail
+    from ..message import Mail
 
     mode = ctx.args[0].lower() if ctx.args else "full"
     if mode not in ("full", "nag"):

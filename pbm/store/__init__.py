@@ -1,11 +1,13 @@
-"""All of pbm's SQL: the schema, its migrations, and every query the core runs, by concern.
+"""All of pbm's SQL: the schema's migrations (migrations.py), and every query the core
+runs, by concern.
 
 `Store` holds the connection and its transactions; `store.users`, `store.boards`,
 `store.votes`, `store.watching`, `store.ratings`, `store.limits`, `store.outbox`, `store.tokens`, `store.robots`, `store.invitations` and `store.seeks`
 hold the queries of one concern each and hand out rows as the records of `records`.
 """
 
-from .connection import Store, core_migrations, is_busy_or_full, unusable_database_cause
+from .connection import Store, is_busy_or_full, unusable_database_cause
+from .migrations import core_migrations
 from .records import (
     BoardRecord,
     ChallengeSettingsRecord,

@@ -24,7 +24,7 @@ from typing import Any
 from ..config import Config
 from ..dispatch import open_server
 from ..mailin import build_request
-from ..mailout import Mail
+from ..message import Mail
 from ..private import private_opener
 from ..request import Result
 

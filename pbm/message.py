@@ -1,0 +1,215 @@
+"""One outgoing message, composed: every header through the one gate (headers.py), the
+text wrapped to the mail's width, and serialised as the email package would write it,
+without parsing again what was just checked (docs/spec/server.md §5.2)."""
+
+import binascii
+import re
+import textwrap
+from dataclasses import dataclass, field
+from email import quoprimime
+from email.message import EmailMessage
+from email.utils import format_datetime, make_msgid
+
+from .clock import now
+from .headers import HeaderError, checked_header, encoded_words, has_control
+from .htmlmail import HtmlPart
+from .htmlmail import attach as attach_html
+
+LINE_WIDTH = 76
+
+
+@dataclass
+class Mail:
+    """One message to one recipient: a user (all their addresses) or the sender."""
+
+    kind: str
+    subject: str
+    body: str
+    to: list[str]
+    userid: str | None = None
+    reply: bool = False  # a direct answer to the command, sent to the sender
+    to_sender: bool = False
+    headers: dict = field(default_factory=dict)
+    wrap: bool = True  # False for a body that must arrive as written (exported JSON)
+    html: HtmlPart | None = None  # a board mail's HTML alternative with its picture
+    # (file name, MIME type, text) of each file sent along, unwrapped (a board's record)
+    attachments: tuple = ()
+
+
+def wrap_text(text: str, width: int = LINE_WIDTH) -> str:
+    """User text wrapped to the mail's line width; over-long words are broken."""
+    lines = []
+    for line in text.splitlines():
+        if len(line) <= width:
+            lines.append(line)
+            continue
+        indent = re.match(r"\s*", line).group(0)[: width // 2]
+        lines.extend(
+            textwrap.wrap(
+                line,
+                width=width,
+                subsequent_indent=indent,
+                break_long_words=True,
+                break_on_hyphens=False,
+            )
+            or [""]
+        )
+    return "\n".join(lines)
+
+
+def compose(config, mail: Mail, in_reply_to: str | None = None) -> "OutgoingMessage":
+    """The message for one Mail; every header value passes headers.checked_header, once."""
+    headers = {
+        "From": (config.get("server.name"), config.get("server.address")),
+        "To": list(mail.to),
+        "Subject": mail.subject,
+        "Date": format_datetime(now()),
+        "Message-ID": make_msgid(domain=config.server_domain),
+        "Auto-Submitted": "auto-replied" if mail.reply else "auto-generated",
+        "X-Auto-Response-Suppress": "All",
+    }
+    headers.update(mail.headers)
+    if mail.reply and in_reply_to:
+        # After the board's thread root (mail.headers), the command this mail answers.
+        headers["In-Reply-To"] = in_reply_to
+        headers["References"] = " ".join(
+            filter(None, (mail.headers.get("References"), in_reply_to))
+        )
+    checked = []
+    for name, value in headers.items():
+        text = checked_header(name, value)
+        if text is not None:
+            # What is written is checked once more: the value as a reader decodes it.
+            if has_control(text):
+                raise HeaderError(f"{name} would carry a control character")
+            checked.append((name, text))
+    body = wrap_text(mail.body) if mail.wrap else mail.body
+    body = body.rstrip("\n") + "\n"
+    if mail.html is None and not mail.attachments:
+        return OutgoingMessage(checked, *text_part(body))
+    return OutgoingMessage(checked, *multipart(body, mail))
+
+
+def multipart(body: str, mail: Mail) -> tuple[list[tuple[str, str]], bytes]:
+    """The MIME part of a mail with an HTML alternative or attached files: built by the email
+    package, whose headers here are only its own MIME ones (no value of ours to parse again)."""
+    part = EmailMessage()
+    part.set_content(body, charset="utf-8")
+    if mail.html is not None:
+        attach_html(part, mail.html)
+    for file_name, mime_type, text in mail.attachments:
+        maintype, subtype = mime_type.split("/")
+        part.add_attachment(
+            text.encode("utf-8"), maintype=maintype, subtype=subtype, filename=file_name
+        )
+    _, _, payload = part.as_bytes().partition(b"\n\n")
+    return [(name, str(value)) for name, value in part.items()], payload
+
+
+class OutgoingMessage:
+    """A composed mail: its checked header values, in order, and its MIME body part.
+
+    Serialised here rather than by the email package, which would parse every value we
+    have just checked again (the most CPU a move cost). The form is the one the email
+    package gave with policy.default, so that what a reader parses is unchanged: LF line
+    ends (smtplib sends CRLF), header lines folded at 78 characters on whitespace, text
+    with 8-bit characters or over-long words as RFC 2047 encoded words.
+    """
+
+    def __init__(self, headers, part_headers, payload: bytes):
+        self.headers = list(headers) + list(part_headers)
+        self.payload = payload
+
+    def __getitem__(self, name: str) -> str | None:
+        lowered = name.lower()
+        return next((v for n, v in self.headers if n.lower() == lowered), None)
+
+    def items(self):
+        return list(self.headers)
+
+    def as_bytes(self) -> bytes:
+        lines = [fold(name, value) for name, value in self.headers]
+        return ("\n".join(lines) + "\n\n").encode("ascii") + self.payload
+
+    def as_string(self) -> str:
+        return self.as_bytes().decode("utf-8", "replace")
+
+
+FOLD_AT = 78
+
+
+LONGEST_PLAIN_WORD = 66  # a longer word is written as encoded words, which can be folded
+
+
+STRUCTURED = frozenset(
+    {
+        "from",
+        "to",
+        "reply-to",
+        "date",
+        "message-id",
+        "in-reply-to",
+        "references",
+        "list-id",
+        "list-unsubscribe",
+        "list-unsubscribe-post",
+    }
+)
+
+
+def fold(name: str, value: str) -> str:
+    """One header field, folded on whitespace at FOLD_AT characters where it can be.
+
+    Structured values are ASCII already (checked addresses and Message-IDs, a date, the
+    server's name as formataddr wrote it). In text, each run of words with 8-bit characters (or
+    too long for a line) becomes encoded words, the spaces inside the run encoded with it,
+    so that decoding gives back exactly the checked text.
+    """
+    if name.lower() in STRUCTURED:
+        words = value.split(" ")
+    else:
+        words, run = [], []
+        for word in value.split(" "):
+            if word.isascii() and len(word) <= LONGEST_PLAIN_WORD:
+                if run:
+                    words.extend(encoded_words(" ".join(run)))
+                    run = []
+                words.append(word)
+            else:
+                run.append(word)
+        if run:
+            words.extend(encoded_words(" ".join(run)))
+    lines, line = [], f"{name}: {words[0]}"
+    for word in words[1:]:
+        if len(line) + 1 + len(word) > FOLD_AT:
+            lines.append(line)
+            line = ""
+        line += " " + word
+    lines.append(line)
+    return "\n".join(lines)
+
+
+def text_part(body: str) -> tuple[list[tuple[str, str]], bytes]:
+    """The text/plain part's headers and encoded body, chosen as the email package's
+    set_content chooses (policy.default): 7bit or 8bit when every line fits 78 bytes,
+    else the shorter of quoted-printable and base64 on the first ten lines."""
+    lines = body.encode("utf-8").splitlines()
+    normal = b"\n".join(lines) + b"\n"
+    if max((len(line) for line in lines), default=0) <= FOLD_AT:
+        cte, payload = ("7bit" if normal.isascii() else "8bit"), normal
+    else:
+        sniff = b"\n".join(lines[:10]) + b"\n"
+        sniff_qp = quoprimime.body_encode(sniff.decode("latin-1"), FOLD_AT)
+        if len(sniff_qp) > len(binascii.b2a_base64(sniff)):
+            cte, step = "base64", FOLD_AT // 4 * 3
+            payload = b"".join(
+                binascii.b2a_base64(normal[i : i + step]) for i in range(0, len(normal), step)
+            )
+        else:
+            cte = "quoted-printable"
+            payload = quoprimime.body_encode(normal.decode("latin-1"), FOLD_AT).encode("ascii")
+    return [
+        ("Content-Type", 'text/plain; charset="utf-8"'),
+        ("Content-Transfer-Encoding", cte),
+        ("MIME-Version", "1.0"),
+    ], payload
