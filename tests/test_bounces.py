@@ -101,7 +101,7 @@ def game(harness, clock):
     at_day(clock, 0)
     harness.signup("alice", "bob")
     harness.ok("add bob secret bob@work.example", sender="bob@example.org")
-    harness.ok("knightpanic challenge alice bob")
+    harness.challenge("knightpanic challenge alice bob")
     harness.new_mails()
     return harness
 

@@ -52,9 +52,9 @@ def raw_mail(sender, subject, message_id, extra=b""):
 
 
 def test_an_encoded_word_message_id_is_not_echoed_into_the_reply(project_env, tmp_path):
-    from pbm.cli import _migrate
+    from pbm.cli import migrate_home
 
-    _migrate(Config.load(tmp_path / "home"))
+    migrate_home(Config.load(tmp_path / "home"))
     raw = raw_mail(b"alice@example.org", "help games", INJECTING_ID.encode())
     assert pipe(project_env, raw).returncode == 0
     [reply] = outbox_messages(tmp_path / "home")
@@ -66,9 +66,9 @@ def test_an_encoded_word_message_id_is_not_echoed_into_the_reply(project_env, tm
 
 
 def test_a_clean_message_id_is_answered_in_reply_to(project_env, tmp_path):
-    from pbm.cli import _migrate
+    from pbm.cli import migrate_home
 
-    _migrate(Config.load(tmp_path / "home"))
+    migrate_home(Config.load(tmp_path / "home"))
     raw = command_mail("alice@example.org", "help games", message_id="<abc.1@mua.example>")
     assert pipe(project_env, raw).returncode == 0
     [reply] = outbox_messages(tmp_path / "home")
@@ -80,10 +80,10 @@ def test_a_clean_message_id_is_answered_in_reply_to(project_env, tmp_path):
 def test_an_8bit_from_gets_no_encoded_word_reply_the_envelope_sender_does(project_env, tmp_path):
     # An unusable From leaves the envelope sender as the origin; Reply-To decides nothing
     # (docs/spec/server.md §4.2, issue 25).
-    from pbm.cli import _migrate
+    from pbm.cli import migrate_home
 
     home = tmp_path / "home"
-    _migrate(Config.load(home))
+    migrate_home(Config.load(home))
     eight_bit = "jörg@example.org".encode()
     assert pipe(project_env, raw_mail(eight_bit, "help games", b"<m1@x>")).returncode == 0
     assert outbox_messages(home) == [], "an address we cannot write is not answered"

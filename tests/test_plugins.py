@@ -155,7 +155,7 @@ def test_a_game_command_loads_no_plugin_commands(command_plugin, harness):
     command_plugin("pbm-watcher", asked.append)
     home = str(harness.home)
     harness.signup("alice", "bob")
-    harness.ok("knightpanic challenge alice bob")
+    harness.challenge("knightpanic challenge alice bob")
     result = CliRunner().invoke(cli, ["--home", home, "knightpanic", "show", "101"])
     assert result.exit_code == 0, result.output
     assert asked == []

@@ -162,11 +162,11 @@ def test_rebuild_reproduces_the_ratings(league):
     )
 )
 def test_rebuild_equals_incremental_ratings(tmp_path_factory, results):
-    from pbm.cli import _migrate
+    from pbm.cli import migrate_home
     from pbm.config import Config
 
     home = tmp_path_factory.mktemp("ratings")
-    _migrate(Config.load(home))
+    migrate_home(Config.load(home))
     store = Store.open(home / "pbm.db")
     with store.write():
         for userid in ["ann", "ben", "cat", "dan", "eve"]:

@@ -121,7 +121,7 @@ def litestream(harness):
     """Board 101 of Knight Panic (alice on move) in a home that Litestream replicates, and
     whose pbm.ini names Litestream's configuration."""
     harness.signup("alice", "bob")
-    harness.ok("knightpanic challenge alice bob")
+    harness.challenge("knightpanic challenge alice bob")
     daemon = Litestream(harness.home)
     configure(harness, daemon, "off")
     try:
@@ -212,7 +212,7 @@ def test_pbm_serve_waits_once_a_group_and_holds_its_mails_while_the_replica_is_a
 
     configure(harness, litestream, "on")
     harness.signup("carol", "dave")
-    harness.ok("knightpanic challenge carol dave")
+    harness.challenge("knightpanic challenge carol dave")
     shipped = []
     real_ship = pbm.serve.ship
     monkeypatch.setattr(pbm.serve, "ship", lambda config: shipped.append(1) or real_ship(config))

@@ -62,14 +62,14 @@ def board(harness, clock):
     harness.configure(SETTINGS)
     at_day(clock, 0)
     harness.signup("alice", "bob", "carol")
-    harness.ok("knightpanic challenge alice bob")
+    harness.challenge("knightpanic challenge alice bob")
     harness.ok("knightpanic subscribe carol secret 101", sender="carol@example.org")
     harness.new_mails()
     return harness
 
 
 def test_a_nag_unsubscribes_by_mail_from_that_boards_nags_only(board, clock):
-    board.ok("knightpanic challenge alice carol")  # 102: alice on move there too
+    board.challenge("knightpanic challenge alice carol")  # 102: alice on move there too
     board.new_mails()
     at_day(clock, 8)
     cleanup(board)
@@ -154,7 +154,7 @@ def test_without_an_https_base_url_only_the_mailto_is_offered(harness, clock):
     harness.configure("[server]\naddress = pbm@games.example.org\n")
     at_day(clock, 0)
     harness.signup("alice", "bob")
-    harness.ok("knightpanic challenge alice bob")
+    harness.challenge("knightpanic challenge alice bob")
     harness.new_mails()
     at_day(clock, 8)
     cleanup(harness)

@@ -82,10 +82,10 @@ class Harness:
 
     def __init__(self, home: Path):
         # deferred: the cli module is the command line's; only the migrations are needed
-        from ..cli import _migrate
+        from ..cli import migrate_home
 
         self.home = home
-        _migrate(Config.load(home))
+        migrate_home(Config.load(home))
         self.configure("")
         self.seen: set[str] = set()
 
