@@ -28,7 +28,7 @@ ALERT_STATE = "alerts.json"
 
 
 @dataclass
-class Outcome:
+class MailOutcome:
     consumed: bool  # False: the MTA must keep the mail and try again later
     cause: Cause | None = None
     result: object = None  # the dispatcher's Result, when a command ran
@@ -76,7 +76,7 @@ def process_message(
     config: Config | None = None,
     home=None,
     envelope_recipients=None,
-) -> Outcome:
+) -> MailOutcome:
     """Read one mail and run it. `pipeline` runs the request (default: open the server for
     this mail); `config` is loaded from `home` when not given. `envelope_recipients` are the
     addresses the MTA delivered it to, where a reply token is read from."""
@@ -86,13 +86,13 @@ def process_message(
             config = Config.load(home)
         request, refusal = read_message(config, raw, size, envelope_sender, envelope_recipients)
         if request is None:
-            return Outcome(consumed=True)
+            return MailOutcome(consumed=True)
         pipeline = pipeline or OpenPerMail(config)
         with handling_mail(home):
             early = None
             if refusal is None and request.token is None and not request.stranger:
                 early = pipeline.early_check(config, request)
-            return Outcome(consumed=True, result=pipeline.run(request, refusal, early))
+            return MailOutcome(consumed=True, result=pipeline.run(request, refusal, early))
     except Exception as error:
         cause = curable_cause(error, home)
         if cause is None:
@@ -104,7 +104,7 @@ def process_message(
                 "see the traceback in log/pbm.log and report it",
             )
         retry_later(home, cause)
-        return Outcome(consumed=False, cause=cause)
+        return MailOutcome(consumed=False, cause=cause)
 
 
 def retry_later(home: Path, cause: Cause) -> None:

@@ -62,7 +62,7 @@ class Command:
 
 
 @dataclass
-class Task:
+class WriterJob:
     """Other work for the writer's connection (the outbox flush, closing)."""
 
     work: object
@@ -155,7 +155,7 @@ class MailService:
     def call(self, work):
         """work() on the writer's thread, between groups."""
         outcome = Future()
-        self.jobs.put(Task(work, outcome))
+        self.jobs.put(WriterJob(work, outcome))
         return outcome.result()
 
     def _reader_store(self):

@@ -147,10 +147,11 @@ def test_mail_we_start_has_a_signed_sender_per_recipient_and_answers_the_null_se
     harness.signup("alice", "bob")
     harness.ok("add bob secret bob@work.example", sender="bob@example.org")
     relay.envelopes.clear()
-    harness.ok("knightpanic challenge alice bob", sender="carol@example.org")
+    harness.challenge("knightpanic challenge alice bob")
+    harness.ok("help games", sender="carol@example.org")
     by_recipients = {tuple(rcpts): sender for sender, rcpts, _ in relay.envelopes}
-    # The challenger's answer (a direct answer) has the null sender (RFC 3834); every
-    # board mail one VERP sender per recipient, bob's two addresses in two transactions.
+    # A direct answer (carol's help) has the null sender (RFC 3834); every board mail one
+    # VERP sender per recipient, bob's two addresses in two transactions.
     assert by_recipients[("carol@example.org",)] == "<>"
     config = harness.config
     board_rows = sent_rows(harness, ("board", "new_board"))

@@ -24,7 +24,7 @@ from click.testing import CliRunner
 from pbm.cli import cli
 from pbm.failures import TransientError
 from pbm.mailin import build_request
-from pbm.serve import MailService, Task
+from pbm.serve import MailService, WriterJob
 from pbm.store import Store
 from tests.conftest import ROOT, free_port
 from tests.mailpipe import command_mail
@@ -97,7 +97,7 @@ def test_a_group_answers_each_command_as_alone_and_a_failure_loses_only_its_own_
     try:
         # The writer waits on a task while the four commands queue up: they make one group.
         started, hold = threading.Event(), threading.Event()
-        service.jobs.put(Task(lambda: started.set() or hold.wait(), Future()))
+        service.jobs.put(WriterJob(lambda: started.set() or hold.wait(), Future()))
         assert started.wait(30)
         outcomes = {name: Future() for name in requests}
 

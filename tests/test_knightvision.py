@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from games.hexgrid import RhombusBoard
-from games.knightvision import KnightVision, PieceMap
+from games.knightvision import KnightVision, KnightVisionPieces
 from pbm.game import MoveError, OptionError
 from pbm.testing import check_game, random_game
 from tests.conftest import body_of
@@ -328,8 +328,8 @@ def test_hexgrid_6_3_empty_boards_are_drawn_as_in_the_spec():
 
 def test_hexgrid_6_2_corners_belong_to_both_edges():
     line = "i1 h2 g3 f4 e5 d6 c7 b8 a9"  # an obtuse corner to the other, on one line
-    assert PieceMap(setup(white=line)).has_chain(WHITE)
-    assert PieceMap(setup(black=line)).has_chain(BLACK)
+    assert KnightVisionPieces(setup(white=line)).has_chain(WHITE)
+    assert KnightVisionPieces(setup(black=line)).has_chain(BLACK)
 
 
 # -- throwing an axe ----------------------------------------------------------------------
@@ -345,7 +345,7 @@ def test_a_capture_removes_the_whole_stack_and_the_axe_becomes_a_knight():
     state = setup(white_stacks="e5", white="e7", black_stacks="e9", black="a1")
     assert game.parse_move(state, WHITE, "e5-e9") == "e5xe9"
     after = play(state, "e5xe9")
-    assert PieceMap(after).pieces == {(4, 4): "w", (4, 6): "w", (4, 8): "w", (0, 0): "b"}
+    assert KnightVisionPieces(after).pieces == {(4, 4): "w", (4, 6): "w", (4, 8): "w", (0, 0): "b"}
     assert game.to_move(after) == BLACK
 
 
@@ -567,7 +567,7 @@ def replayed(options, seed, moves):
             assert game.forced_move(state) == "pass"
         else:
             assert game.parse_move(state, seat, move) == move
-        piece_map = PieceMap(state)
+        piece_map = KnightVisionPieces(state)
         assert not (piece_map.has_chain(WHITE) and piece_map.has_chain(BLACK))
         state = game.apply_move(state, seat, move)
     return state

@@ -25,7 +25,7 @@ from pbm.cli import cli
 from pbm.intake import process_message
 from pbm.private import make_folders
 from pbm.replica import ReplicaNotConfirmed, _seconds, entry_in
-from pbm.serve import MailService, Task
+from pbm.serve import MailService, WriterJob
 from pbm.store import Store
 from tests.conftest import ROOT
 from tests.mailpipe import command_mail, pipe
@@ -230,7 +230,7 @@ def test_pbm_serve_waits_once_a_group_and_holds_its_mails_while_the_replica_is_a
         def one_group(broken: bool) -> dict:
             """Both mails in one group; with `broken`, the replica's folder is a file."""
             started, hold = threading.Event(), threading.Event()
-            service.jobs.put(Task(lambda: started.set() or hold.wait(), Future()))
+            service.jobs.put(WriterJob(lambda: started.set() or hold.wait(), Future()))
             assert started.wait(30)
             if broken:
                 litestream.replica.rename(litestream.base / "away")

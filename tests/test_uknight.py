@@ -15,7 +15,7 @@ from games.hexgrid import (
     is_knight_move,
     line_direction,
 )
-from games.uknight import PieceMap, Uknight
+from games.uknight import Uknight, UknightPieces
 from pbm.game import MoveError, OptionError
 from pbm.testing import check_game, random_game
 from pbm.testing import play as checked_replay
@@ -116,7 +116,7 @@ def test_start_positions_match_the_spec(size):
 @pytest.mark.parametrize("size", [5, 6, 7])
 def test_start_position_properties(size):
     board = HexHexBoard(size)
-    piece_map = PieceMap(start(size))
+    piece_map = UknightPieces(start(size))
     white, black = piece_map.stones(WHITE), piece_map.stones(BLACK)
     stones = white | black
     assert len(white) == len(black) == 6
@@ -206,7 +206,7 @@ def test_a_double_counts_as_one_stone_towards_an_axe():
 def test_uk5_removal_of_the_corner_stone_wins():
     state = setup(w="A1 I9", b="D2 D3 C4 B4")
     assert game.picture(state) == UK5.rstrip("\n")
-    assert PieceMap(state).qualifying(WHITE) == [(0, 0)]
+    assert UknightPieces(state).qualifying(WHITE) == [(0, 0)]
     assert "rem" in game.legal_moves(state, WHITE)
     after = play(state, "rem")
     assert on_board(after, "w") == ["I9"]
@@ -308,14 +308,14 @@ def test_the_placement_that_reaches_the_threshold_starts_phase_2(size, threshold
 def test_a_placement_without_an_axe_keeps_phase_1():
     state = setup(w="B3 C2", W="A1 A2", B="F9", b="I9")
     after = play(state, "E5")
-    assert PieceMap(after).axes() == 3 and after["phase"] == 1
+    assert UknightPieces(after).axes() == 3 and after["phase"] == 1
 
 
 def test_phase_2_forbids_placement_and_never_ends():
     state = setup(phase=2, W="A1", w="B2 E5", b="D4 I9")
     assert "placing is over in phase 2" in refusal(state, "E3")
     after = play(state, "A1-C3")  # the throw leaves no axe on the board
-    assert PieceMap(after).axes() == 0 and after["phase"] == 2
+    assert UknightPieces(after).axes() == 0 and after["phase"] == 2
 
 
 # -- knight moves (docs/spec/games/uknight.md §4.3) -----------------------------------------
@@ -427,8 +427,8 @@ def test_every_qualifying_stone_goes_at_once_doubles_included():
 
 
 def test_a_knight_cell_that_is_vacant_or_own_keeps_the_stone():
-    assert PieceMap(setup(w="A1 I9", b="B4 C4 D2")).qualifying(WHITE) == []
-    assert PieceMap(setup(w="A1 D3 I9", b="B4 C4 D2")).qualifying(WHITE) == []
+    assert UknightPieces(setup(w="A1 I9", b="B4 C4 D2")).qualifying(WHITE) == []
+    assert UknightPieces(setup(w="A1 D3 I9", b="B4 C4 D2")).qualifying(WHITE) == []
 
 
 def test_removal_comes_before_the_action_and_the_action_sees_its_result():
@@ -481,7 +481,7 @@ def test_uniting_the_opponent_loses():
 def test_a_player_without_stones_is_not_united():
     state = setup(W="A1", w="E5", b="C3")
     after = play(state, "A1xC3")
-    assert PieceMap(after).stones(BLACK) == set()
+    assert UknightPieces(after).stones(BLACK) == set()
     assert game.outcome(after) is None and game.to_move(after) == BLACK
     assert game.forced_move(after) == "pass"
     united = play(setup(W="A1", w="B2", b="C3"), "A1xC3")
@@ -717,7 +717,7 @@ def test_group_detection_agrees_with_a_brute_force_flood_fill(size, data):
     blacks = data.draw(st.sets(st.sampled_from(board.cells), max_size=20)) - whites
     state = setup(size=size)
     state["pieces"] = {board.name(c): "w" for c in whites} | {board.name(c): "B" for c in blacks}
-    piece_map = PieceMap(state)
+    piece_map = UknightPieces(state)
     assert set(board.groups(piece_map.stones(WHITE))) == set(flood_fill_groups(whites))
     for seat, cells in ((WHITE, whites), (BLACK, blacks)):
         assert piece_map.united(seat) == (len(flood_fill_groups(cells)) == 1)

@@ -9,7 +9,7 @@ swap done by the core, so the state never changes on a swap. "free" lists the se
 first placement (free: any vacant cell, a single knight) is still to come; "last" is the
 canonical text of the last move or "pass" (None at the start); "winner" is the winning seat
 (None while the game goes on) and "reason" says how it was won. Every rule goes through
-the engine of games/knightvision/engine.py; PieceMap serves the move parser's messages and
+the engine of games/knightvision/engine.py; KnightVisionPieces serves the move parser's messages and
 the picture.
 """
 
@@ -47,7 +47,7 @@ def _joined(words: list[str]) -> str:
     return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
 
 
-class PieceMap:
+class KnightVisionPieces:
     """The pieces of a state by cell, with the placement and throw rules of
     docs/spec/games/knightvision.md §4."""
 
@@ -123,7 +123,7 @@ class KnightVision(BaseGame):
         return [engine.move_text(move) for move in engine.actions()]
 
     def parse_move(self, state, seat, text):
-        piece_map = PieceMap(state)
+        piece_map = KnightVisionPieces(state)
         compact = "".join(text.split()).lower()
         placement = PLACEMENT_RE.fullmatch(compact)
         throw = THROW_RE.fullmatch(compact)
@@ -242,7 +242,7 @@ class KnightVision(BaseGame):
 
     def picture(self, state) -> str:
         """The Hex-board drawing with the cells of the last move in brackets."""
-        piece_map = PieceMap(state)
+        piece_map = KnightVisionPieces(state)
         last = state["last"]
         written = [] if last in (None, "pass") else re.findall(CELL, last)
         marks = [piece_map.board.parse(name) for name in written]
@@ -250,7 +250,7 @@ class KnightVision(BaseGame):
 
     def drawing(self, state, perspective, last_move):
         """Everything is open (no hidden information): the same picture for every reader."""
-        piece_map = PieceMap(state)
+        piece_map = KnightVisionPieces(state)
         picture = hex_picture(piece_map.board, EDGE_COLOURS)
         radius = picture.piece_radius
         pieces = []

@@ -6,7 +6,7 @@ Spec: docs/spec/games/uknight.md, on the hexhex geometry of docs/spec/games/hexg
 The state keeps the pieces as {cell name: symbol}, "w"/"b" a plain stone and "W"/"B" a
 double (a stone with an axe), so that stored states read like the board. Seat 0 is
 White and always moves first; the pie rule's swap only exchanges who holds the seats.
-Every rule goes through the engine of games/uknight/engine.py; PieceMap serves the move
+Every rule goes through the engine of games/uknight/engine.py; UknightPieces serves the move
 parser's checks and messages and the picture.
 """
 
@@ -92,7 +92,7 @@ def cells_by_name(size) -> dict[str, Cell]:
     return {board.name(cell): cell for cell in board.cells}
 
 
-class PieceMap:
+class UknightPieces:
     """The pieces of a state by axial cell, with the rules of docs/spec/games/uknight.md §4 for one
     seat."""
 
@@ -127,8 +127,8 @@ class PieceMap:
         index = cell_tables(self.board).index
         return sum(1 << index[cell] for cell in self.stones(seat))
 
-    def without(self, cells) -> "PieceMap":
-        trimmed = object.__new__(PieceMap)
+    def without(self, cells) -> "UknightPieces":
+        trimmed = object.__new__(UknightPieces)
         trimmed.board, trimmed.phase = self.board, self.phase
         trimmed.pieces = {cell: s for cell, s in self.pieces.items() if cell not in cells}
         return trimmed
@@ -259,7 +259,7 @@ class Uknight(BaseGame):
 
     def _checked(self, state, seat, turn: Turn, refuse) -> Turn:
         """The turn with the capture flag settled, or the MoveError saying why it is illegal."""
-        piece_map = PieceMap(state)
+        piece_map = UknightPieces(state)
         board, colour = piece_map.board, COLOURS[seat]
         placing_only = not turn.removes and turn.action is not None and turn.action.kind == "place"
         if state["turns"] == 0 and not placing_only:
@@ -435,7 +435,7 @@ class Uknight(BaseGame):
     # -- display -----------------------------------------------------------------------
 
     def status_line(self, state) -> str:
-        piece_map = PieceMap(state)
+        piece_map = UknightPieces(state)
         counts = f"White {piece_map.axes(WHITE)}, Black {piece_map.axes(BLACK)}"
         threshold = PHASE_TWO_AXES[piece_map.board.size]
         if state["phase"] == 1:
@@ -443,7 +443,7 @@ class Uknight(BaseGame):
         return f"Phase 2 (began with {threshold} axes on the board), axes {piece_map.axes()} ({counts})"
 
     def picture(self, state) -> str:
-        piece_map = PieceMap(state)
+        piece_map = UknightPieces(state)
         last = state["last"]
         marks = [] if last is None else [piece_map.board.parse(name) for name in last["cells"]]
         return piece_map.board.draw(piece_map.pieces, marks=marks)
@@ -451,7 +451,7 @@ class Uknight(BaseGame):
     def drawing(self, state, perspective, last_move):
         """Open information: every reader sees the same picture. The legend carries the
         status line of the text board (phase and axes)."""
-        piece_map = PieceMap(state)
+        piece_map = UknightPieces(state)
         picture = hex_picture(piece_map.board)
         radius = picture.piece_radius
         pieces = []

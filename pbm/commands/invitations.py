@@ -6,6 +6,7 @@ from .. import invitations
 from ..grammar import command, parse_board
 from ..replies import InvitationGrant
 from ..starting import seating_problems
+from .boardcommand import board_command
 
 
 @command(
@@ -68,16 +69,7 @@ def _load_declined(ctx):
         ctx.abort(f"{game.display_name} invitation {number} not found")
 
 
-@command(
-    "decline",
-    "game",
-    "{game} decline board userid password",
-    min_args=3,
-    max_args=3,
-    secrets=(2,),
-    auth=(1, 2),
-    before_auth=_load_declined,
-)
+@board_command("decline", before_auth=_load_declined)
 def decline(ctx):
     """Declines an invitation; the inviter withdraws it so."""
     answer(ctx, accept=False)

@@ -2,23 +2,15 @@
 (docs/spec/server.md §3.7)."""
 
 from ..game import MoveError
-from ..grammar import DIGITS_RE, command, split_guard
+from ..grammar import DIGITS_RE, split_guard
 from ..position import PLAYING, canonical_ply
-from .play import VOTE_WORDS, act, check_guard, load_named_board, move_text, playing_seats
+from .boardcommand import board_command
+from .play import VOTE_WORDS, act, check_guard, move_text, playing_seats
 
 RESERVED = VOTE_WORDS + ("swap", "resign", "cancel")
 
 
-@command(
-    "queue",
-    "game",
-    "{game} queue board userid password move[#n]|pass|cancel",
-    aliases=("qmove", "qboard", "moveq", "boardq"),
-    min_args=4,
-    secrets=(2,),
-    auth=(1, 2),
-    before_auth=load_named_board,
-)
+@board_command("queue", "move[#n]|pass|cancel", aliases=("qmove", "qboard", "moveq", "boardq"))
 def queue(ctx):
     """Stores a move for your next turn (played then, if still legal); cancel drops it and a
     queued resignation."""
@@ -115,15 +107,7 @@ def _submittable_seat(ctx, board, text, guard):
     return on_move
 
 
-@command(
-    "submit",
-    "game",
-    "{game} submit board userid password move[#n]",
-    min_args=4,
-    secrets=(2,),
-    auth=(1, 2),
-    before_auth=load_named_board,
-)
+@board_command("submit", "move[#n]")
 def submit(ctx):
     """Shows the board after your move without playing it; confirm plays it."""
     board = ctx.board
@@ -151,16 +135,7 @@ def submit(ctx):
     ctx.reply(title, body, kind="preview", board=board, html=html)
 
 
-@command(
-    "confirm",
-    "game",
-    "{game} confirm board userid password",
-    min_args=3,
-    max_args=3,
-    secrets=(2,),
-    auth=(1, 2),
-    before_auth=load_named_board,
-)
+@board_command("confirm")
 def confirm(ctx):
     """Plays your submitted move exactly as move would; a new body replaces its comment."""
     board = ctx.board

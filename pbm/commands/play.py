@@ -4,8 +4,9 @@
 from ..boards import VOTE_NAMES
 from ..clock import stamp
 from ..game import MoveError
-from ..grammar import command, is_valid_userid, parse_board, split_guard
+from ..grammar import command, is_valid_userid, split_guard
 from ..starting import seating_problems, start_board
+from .boardcommand import board_command
 
 VOTE_WORDS = ("propose", "undo", "accept", "reject")
 
@@ -89,25 +90,7 @@ def is_active_user(ctx, userid: str) -> bool:
 # -- move and its standalone forms ---------------------------------------------------------
 
 
-def load_named_board(ctx):
-    """before_auth of the commands on a board: its number is checked and the board loaded
-    (ctx.board) before the password, docs/spec/server.md §3.5.1 step 1."""
-    token = parse_board(ctx.args[0])
-    if token is None:
-        ctx.syntax_error()
-    ctx.board = ctx.load_board(token[0])
-
-
-@command(
-    "move",
-    "game",
-    "{game} move board userid password move[#n]",
-    aliases=("board", "mvoe"),
-    min_args=4,
-    secrets=(2,),
-    auth=(1, 2),
-    before_auth=load_named_board,
-)
+@board_command("move", "move[#n]", aliases=("board", "mvoe"))
 def move(ctx):
     """Plays a move, or pass, swap, resign, propose, undo, accept or reject, on a board."""
     text, guard = split_guard(move_text(ctx))
@@ -133,17 +116,7 @@ def _standalone(word):
 
 
 for _word, _aliases in (("pass", ("--",)), ("swap", ()), ("resign", ())):
-    command(
-        _word,
-        "game",
-        f"{{game}} {_word} board userid password [#n]",
-        aliases=_aliases,
-        min_args=3,
-        max_args=4,
-        secrets=(2,),
-        auth=(1, 2),
-        before_auth=load_named_board,
-    )(_standalone(_word))
+    board_command(_word, "[#n]", aliases=_aliases)(_standalone(_word))
 
 
 MAX_MOVE_CHARS = 64

@@ -3,8 +3,9 @@ challenge settings (docs/spec/server.md §3.9) and the answers to invitations
 (docs/spec/server.md §11.1); the vote rules are in play.vote and the board layer."""
 
 from ..grammar import command, parse_board
+from .boardcommand import board_command, load_named_board
 from .invitations import answer, load_invitation
-from .play import load_named_board, playing_seats, vote
+from .play import playing_seats, vote
 from .settings import set_acceptance
 
 
@@ -20,16 +21,7 @@ def _vote_command(word):
 
 
 for _word in ("propose", "undo"):
-    command(
-        _word,
-        "game",
-        f"{{game}} {_word} board userid password",
-        min_args=3,
-        max_args=3,
-        secrets=(2,),
-        auth=(1, 2),
-        before_auth=load_named_board,
-    )(_vote_command(_word))
+    board_command(_word)(_vote_command(_word))
 
 
 def _board_form(args) -> bool:

@@ -6,21 +6,12 @@ from datetime import timedelta
 from ..boards import Board
 from ..clock import stamp
 from ..grammar import command, parse_board
-from .play import load_named_board
+from .boardcommand import board_command
 
 MAX_MESSAGE_RECIPIENTS = 20
 
 
-@command(
-    "chat",
-    "game",
-    "{game} chat board userid password",
-    min_args=3,
-    max_args=3,
-    secrets=(2,),
-    auth=(1, 2),
-    before_auth=load_named_board,
-)
+@board_command("chat")
 def chat(ctx):
     """Sends the mail's body to everyone on a board, finished or not; it is not stored."""
     board = ctx.board

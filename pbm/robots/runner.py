@@ -22,7 +22,7 @@ OVERRUN_FACTOR = 1.1  # a move may take its budget and a tenth more before it is
 
 
 @dataclass(frozen=True)
-class Task:
+class RobotTask:
     """One thing a robot must do on one board, as the board stood when it was read."""
 
     robot: RobotRecord
@@ -58,7 +58,7 @@ def report_to_operator(home, kind: str, line: str) -> None:
     alert_operator(home, kind, "pbm: a robot failed", body)
 
 
-def pending_tasks(server) -> list[Task]:
+def pending_tasks(server) -> list[RobotTask]:
     """What the robots must do now, read in one snapshot of the database."""
     store = server.store
     tasks = []
@@ -80,13 +80,13 @@ def pending_tasks(server) -> list[Task]:
                 state=position.state,
             )
             if vote is not None and not set(playing) <= set(vote.accepted):
-                tasks.append(Task(kind="vote", seat=playing[0], vote_kind=vote.kind, **common))
+                tasks.append(RobotTask(kind="vote", seat=playing[0], vote_kind=vote.kind, **common))
             elif position.to_move() in playing:
-                tasks.append(Task(kind="move", seat=position.to_move(), **common))
+                tasks.append(RobotTask(kind="move", seat=position.to_move(), **common))
     return tasks
 
 
-def decide(server, task: Task) -> str:
+def decide(server, task: RobotTask) -> str:
     """The robot's command for a task: its move (or a proven resignation), or its vote."""
     robot_name, game_name = task.robot.robot, task.robot.game
     robot = get_robots().get((game_name, robot_name))
@@ -133,7 +133,7 @@ def run_robots(
     return report
 
 
-def _carry_out(server, task: Task, submit, report_failure, report: RunReport) -> None:
+def _carry_out(server, task: RobotTask, submit, report_failure, report: RunReport) -> None:
     userid = task.robot.userid
     where = f"{task.robot.game} board {task.number} move {task.move_number}"
     started = time.monotonic()
@@ -169,6 +169,6 @@ def _carry_out(server, task: Task, submit, report_failure, report: RunReport) ->
     report_failure(f"robot-refused:{userid}", line)
 
 
-def _moved_on(server, task: Task) -> bool:
+def _moved_on(server, task: RobotTask) -> bool:
     with server.store.snapshot():
         return len(server.store.boards.plies(task.board_id)) + 1 != task.move_number
