@@ -5,8 +5,10 @@ import re
 from tests.conftest import body_of
 
 
-def test_the_first_command_over_the_hourly_limit_is_answered_then_dropped(harness, clock):
-    harness.configure("[limits]\ncommands_per_hour = 3\n")
+def test_commands_over_the_hourly_limit_are_answered_within_the_answer_caps(harness, clock):
+    """Every command refused by the limit is answered (docs/security.md 25.3); the answer
+    caps per address (25.2) bound those answers, so that a loop cannot feed on itself."""
+    harness.configure("[limits]\ncommands_per_hour = 3\nanswers_per_address_per_hour = 5\n")
     clock("2026-04-01T10:00:00")
     for _ in range(3):
         harness.ok("help games", sender="flood@example.org")
@@ -16,8 +18,10 @@ def test_the_first_command_over_the_hourly_limit_is_answered_then_dropped(harnes
         "Too many requests from flood@example.org; try again after 2026-04-01 11:00 UTC" in message
     )
     harness.new_mails()
+    answered = harness.run("help games", sender="flood@example.org")
+    assert not answered.ok and answered.queued, "each refused command is answered"
     result = harness.run("help games", sender="flood@example.org")
-    assert not result.ok and result.queued == [], "later ones are dropped unanswered"
+    assert not result.ok and result.queued == [], "past the answer cap: refused unanswered"
     harness.ok("help games", sender="someone.else@example.org")
     clock("2026-04-01T11:25:00")
     harness.ok("help games", sender="flood@example.org")
