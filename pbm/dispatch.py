@@ -280,8 +280,9 @@ class Server:
     def _reset_token_command(request, reset):
         """(grant, (reset command, ""), None) for a reply to a password reset mail, else
         (None, None, what is wrong). The reset command checks the token, the sender and the
-        expiry itself, in its transaction, counting a failure as a wrong code."""
-        words = request.text.split()
+        expiry itself, in its transaction, counting a failure as a wrong code. The password
+        is the reply's first line as written: a greeting word may be one."""
+        words = request.body_lines[0].split() if request.body_lines else []
         if len(words) != 1:
             return (
                 None,
@@ -652,7 +653,8 @@ class Context:
                 subject = f"{game.display_name} error"
             else:
                 subject = "PBM error"
-        subject_line = normalize(self.request.text)
+        # A reply's command is its first line, already among the quoted body lines.
+        subject_line = normalize(self.request.subject if self.request.token else self.request.text)
         body_lines = self.request.body_lines[:QUOTED_BODY_LINES]
         if secrets is None:
             # Any word the quote hides may be a password pasted into the body as well.

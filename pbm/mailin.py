@@ -24,6 +24,7 @@ from .bounds import (
     split_headers,
 )
 from .headers import MESSAGE_ID_RE, HeaderError, checked_address, message_id_token
+from .ownwords import after_greetings, own_lines
 from .request import Request
 
 MAX_COMMENT_LINES = 100
@@ -31,17 +32,6 @@ MAX_COMMENT_CHARS = 8000
 READ_CHUNK = 65536
 
 log = logging.getLogger("pbm.mailin")
-
-CONTROL_RE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
-TITLE_RE = re.compile(
-    r"^(?:(?:Summary|Preview|Replay|Submit|Nag|Subscription Summary|Notification) of \S+ Board"
-    r"|A new \S+ board \(\d+\) has been started\.)"
-)
-FORWARD_MARKERS = (
-    "-----original message-----",
-    "begin forwarded message:",
-    "---------- forwarded message",
-)
 
 
 class ParseOncePolicy(EmailPolicy):
@@ -91,57 +81,6 @@ def body_text(message) -> str:
     return text
 
 
-def _is_reply_header(lines, i) -> bool:
-    line = lines[i].strip()
-    lowered = line.lower()
-    if lowered.startswith("on ") and lowered.endswith("wrote:"):
-        return True
-    if (
-        lowered.startswith("on ")
-        and i + 1 < len(lines)
-        and lines[i + 1].strip().lower().endswith("wrote:")
-    ):
-        return True
-    if any(lowered.startswith(marker) for marker in FORWARD_MARKERS):
-        return True
-    if lowered.startswith("from:"):
-        following = [line.strip().lower() for line in lines[i + 1 : i + 4]]
-        return any(line.startswith(("sent:", "date:", "to:")) for line in following)
-    return False
-
-
-def strip_body(text: str) -> list[str]:
-    """The sender's own words: cut at signatures, quoted replies and our own mail text."""
-    text = CONTROL_RE.sub("", text.replace("\r\n", "\n").replace("\r", "\n"))
-    lines = [line.rstrip() for line in text.split("\n")]
-    kept = []
-    for i, line in enumerate(lines):
-        trimmed = line.strip()
-        if trimmed == "--" or re.fullmatch(r"_{10,}", trimmed) or trimmed == "*" * 60:
-            break
-        if _is_reply_header(lines, i) or TITLE_RE.match(trimmed):
-            break
-        if trimmed.startswith(">"):
-            continue
-        kept.append(line)
-    while kept and not kept[0].strip():
-        kept.pop(0)
-    while kept and not kept[-1].strip():
-        kept.pop()
-    return kept
-
-
-def reply_lines(text: str) -> list[str]:
-    """The sender's own words of a reply: above the quote, or, for a client that answers
-    below it, after the last quoted line."""
-    lines = strip_body(text)
-    if lines:
-        return lines
-    flat = CONTROL_RE.sub("", text.replace("\r\n", "\n").replace("\r", "\n")).split("\n")
-    quoted = [i for i, line in enumerate(flat) if line.strip().startswith(">")]
-    return strip_body("\n".join(flat[quoted[-1] + 1 :])) if quoted else []
-
-
 def normalize_reply_line(line: str) -> str:
     """A reply's command line as the grammar reads a Subject: one line, printable, and the
     backquotes of our example (`c7-e3`) dropped, for those who copy them."""
@@ -175,6 +114,13 @@ def reply_address(message) -> str | None:
             except HeaderError:
                 continue
     return None
+
+
+def author(message) -> tuple[str, str]:
+    """(display name, address) of the From header, each "" when absent."""
+    for name, address in getaddresses([_header(message, "From")]):
+        return name, address
+    return "", ""
 
 
 def loop_reason(message, envelope_sender, config) -> str | None:
@@ -322,8 +268,10 @@ def read_message(
             refusal = f"Could not read your mail: {problem}; nothing was done"
         return Request(text=subject, sender=sender, key=key, message_id=message_id), refusal
     token = reply_token(config, message, envelope_recipients)
+    name, address = author(message)
     if token is not None:
-        lines = reply_lines(body_text(message))
+        own = own_lines(body_text(message), name, address)
+        lines = after_greetings(own)
         first = normalize_reply_line(lines[0]) if lines else ""
         rest = lines[1:]
         while rest and not rest[0].strip():
@@ -334,18 +282,27 @@ def read_message(
             sender=sender,
             key=key,
             message_id=message_id,
-            body_lines=lines,
+            body_lines=own,
             token=token,
+            subject=subject,
         ), None
-    return build_request(subject, body_text(message), sender, key, message_id), None
+    request = build_request(subject, body_text(message), sender, key, message_id, name, address)
+    return request, None
 
 
 def build_request(
-    text: str, body: str, sender: str | None, key: str | None = None, message_id: str | None = None
+    text: str,
+    body: str,
+    sender: str | None,
+    key: str | None = None,
+    message_id: str | None = None,
+    author_name: str = "",
+    author_address: str = "",
 ):
     """The one way a command's words, body and sender become a Request (the mail, the
-    command line, the tests): the body is stripped to the sender's own words."""
-    lines = strip_body(body)
+    command line, the tests): the body is stripped to the sender's own words (its author's
+    name and address tell a signature without `-- `, ownwords.own_lines)."""
+    lines = own_lines(body, author_name, author_address)
     return Request(
         text=text,
         body=comment_from(lines),

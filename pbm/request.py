@@ -13,6 +13,7 @@ class Request:
     message_id: str | None = None
     body_lines: list[str] = field(default_factory=list)  # the stripped body, for quoting
     token: str | None = None  # a reply token (replies.py): `text` is then the reply's first line
+    subject: str = ""  # a reply's Subject, which is not its command: quoted in an error mail
 
     @property
     def operator(self) -> bool:
