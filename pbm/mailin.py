@@ -216,6 +216,27 @@ def parse_bounded(raw: bytes, headers_only: bool):
     return BytesHeaderParser(policy=READING).parsebytes(answer_headers(raw)), problem
 
 
+def recipients_from_environment(environ) -> list[str]:
+    """The address a mail came to, with its +token, as Postfix's pipe(8) and local(8) give
+    it to the command they run."""
+    return [environ[name] for name in ("ORIGINAL_RECIPIENT", "RECIPIENT") if environ.get(name)]
+
+
+def written_recipients(raw: bytes) -> list[str]:
+    """For a mail handed over as a file, with no envelope (`pbm receive`): the addresses it
+    says it was delivered or addressed to (Delivered-To, To, Cc), as `sendmail -t` takes
+    them from a message."""
+    message, _ = parse_bounded(raw, headers_only=True)
+    found = []
+    for name in ("Delivered-To", "To", "Cc"):
+        try:
+            values = [str(value) for value in message.get_all(name) or []]
+        except Exception:  # a header too broken to decode names no recipient
+            continue
+        found += [address for _, address in getaddresses(values) if address]
+    return found
+
+
 def reply_token(config, message, envelope_recipients) -> str | None:
     """The reply token of the address the mail was delivered to: the envelope recipients
     (the pipe's $ORIGINAL_RECIPIENT or $RECIPIENT, `pbm serve`'s RCPT TO), else the
