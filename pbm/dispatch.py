@@ -100,6 +100,12 @@ class Batch:
             return error
 
 
+def thread_subject_of(title: str, userids) -> str:
+    """`<Game> Board <N>: <U1> vs <U2>`, the seats as the board started
+    (docs/spec/server.md §5.3)."""
+    return f"{title}: {' vs '.join(userids)}"
+
+
 class Server:
     def __init__(self, config, store, games: dict | None = None):
         self.config = config
@@ -299,6 +305,25 @@ class Server:
     def _token_body(request, text) -> str:
         prefix = text[1]
         return f"{prefix}\n{request.body}".strip("\n") if prefix else request.body
+
+    def reply_thread_subject(self, request) -> str | None:
+        """The subject of the board thread a reply answers, when it is its player's (a token
+        whose MAC matches, from one of its user's addresses, who has the fixed subjects);
+        None for any other mail: a stranger's Subject is never echoed."""
+        if request.token is None:
+            return None
+        row = self.store.tokens.get(split_token(request.token)[0])
+        if row is None or not mac_matches(self.config.secret_key, request.token, row):
+            return None
+        if not self.sender_is_registered(row.userid, request.sender):
+            return None
+        board = self.store.boards.get(row.game, row.number)
+        if board is None or row.game not in self.games:
+            return None
+        if self.store.users.pbmserv_subjects(row.userid):
+            return None
+        title = f"{self.games[row.game].display_name} Board {row.number}"
+        return thread_subject_of(title, self.store.boards.seat_userids(board.id))
 
     def sender_is_registered(self, userid: str, sender: str | None) -> bool:
         addresses = {a.lower() for a in self.store.users.addresses(userid)}
@@ -647,12 +672,7 @@ class Context:
                 f'\n\nThe userid comes before the password: "{self.spec.syntax_for(self.game)}".'
             )
         if subject is None:
-            if board is not None:
-                subject = f"{board.title_name} Error"
-            elif game is not None:
-                subject = f"{game.display_name} error"
-            else:
-                subject = "PBM error"
+            subject = self._error_subject(board, game)
         # A reply's command is its first line, already among the quoted body lines.
         subject_line = normalize(self.request.subject if self.request.token else self.request.text)
         body_lines = self.request.body_lines[:QUOTED_BODY_LINES]
@@ -677,9 +697,9 @@ class Context:
                 "mail/board.txt",
                 **self.board_context(board, self.userid, full_moves=True, timing=True),
             )
-        # The thread's References, so Thunderbird and mutt file it with the board; its own
-        # subject, so the refusal stands out (docs/spec/server.md §5.3). No reply token: it
-        # does not ask for a move, it says why one was not made.
+        # The thread's References, so Thunderbird and mutt file it with the board
+        # (docs/spec/server.md §5.3). No reply token: it does not ask for a move, it says
+        # why one was not made.
         self.reply(
             subject,
             self.render("mail/error.txt", message=message, summary=summary, quoted=quoted),
@@ -687,6 +707,16 @@ class Context:
             board=board,
             token=False,
         )
+
+    def _error_subject(self, board, game) -> str:
+        """An error about a board, or answering its player's reply, keeps the board's
+        subject and stays in its thread (docs/spec/server.md §5.3); others have their own."""
+        if board is not None:
+            return self.thread_subject(board, self.userid, f"{board.title_name} Error")
+        thread = self.server.reply_thread_subject(self.request)
+        if thread is not None:
+            return thread
+        return f"{game.display_name} error" if game is not None else "PBM error"
 
     # -- authentication and lookups ---------------------------------------------------
 
@@ -913,7 +943,7 @@ class Context:
 
     @staticmethod
     def _thread_subject(board) -> str:
-        return f"{board.title_name}: {' vs '.join(board.seat_userids)}"
+        return thread_subject_of(board.title_name, board.seat_userids)
 
     def thread_root(self, board, userid) -> str:
         """The Message-ID every mail about a board to one recipient refers to: one thread

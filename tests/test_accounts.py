@@ -173,7 +173,7 @@ def test_multiple_runs_each_line_on_its_own(harness):
     assert subjects == [
         "KnightPanic Board 101: alice vs bob",
         "KnightPanic Board 101: alice vs bob",
-        "KnightPanic Board 101 Error",
+        "KnightPanic Board 101: alice vs bob",
         "KnightPanic Board 101: alice vs bob",
     ]
     text = harness.ok("knightpanic show 101", sender=None).printed[0].body

@@ -194,7 +194,7 @@ def test_a_multiple_mail_runs_the_good_lines_and_reports_the_bad(server):
     assert to_alice == [
         "KnightPanic Board 101: alice vs bob",
         "KnightPanic Board 101: alice vs bob",
-        "KnightPanic Board 101 Error",
+        "KnightPanic Board 101: alice vs bob",
         "KnightPanic error",
         "KnightPanic Board 101: alice vs bob",
     ]

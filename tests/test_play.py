@@ -104,14 +104,22 @@ def test_move_refusals(game, command, message):
     assert game.new_mails("bob@example.org") == []
 
 
-def test_errors_after_login_carry_the_board_and_a_board_subject(game):
+def test_errors_after_login_carry_the_board_and_stay_in_its_thread(game):
     game.refused("knightpanic move 101 alice secret c1-e3", sender="alice@example.org")
     [mail] = game.new_mails()
-    assert mail["Subject"] == "KnightPanic Board 101 Error"
+    assert mail["Subject"] == "KnightPanic Board 101: alice vs bob"
     body = body_of(mail)
     assert "Summary of KnightPanic Board 101" in body and "It is now......." in body
     assert "> Subject: knightpanic move 101 alice ******** c1-e3" in body
     assert "secret" not in body
+
+
+def test_a_player_with_pbmserv_subjects_gets_the_board_error_subject(game):
+    game.ok("subjects alice secret pbmserv", sender="alice@example.org")
+    game.new_mails()
+    game.refused("knightpanic move 101 alice secret c1-e3", sender="alice@example.org")
+    [mail] = game.new_mails()
+    assert mail["Subject"] == "KnightPanic Board 101 Error"
 
 
 def test_errors_before_login_have_the_game_subject(game):

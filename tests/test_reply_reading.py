@@ -275,3 +275,17 @@ def test_only_the_first_lines_of_a_body_are_read():
 
     assert own_lines("> q\n" * (MAX_LINES - 1) + "mine") == ["mine"]
     assert own_lines("> q\n" * MAX_LINES + "mine") == []
+
+
+def test_a_refused_reply_stays_in_the_boards_thread_only_for_its_player(board):
+    """Errors keep the board's subject (docs/spec/server.md §5.3), so Gmail files them in
+    the thread; a stranger's Subject is never sent back as ours."""
+    board.signup("mallory")
+    original = latest_reply_to(board, ALICE)
+    thread = "KnightPanic Board 101: alice vs bob"
+    for answer in ("", "z9-z9"):
+        result = send_reply(board, original, ALICE, answer, "thunderbird")
+        [error] = [m for _, m in result.queued]
+        assert (error.kind, error.subject) == ("error", thread)
+    stranger = send_reply(board, original, "mallory@example.org", "a1-c5")
+    assert [m.subject for _, m in stranger.queued] == ["PBM error"]
