@@ -84,8 +84,8 @@ class Lox(BaseGame):
         Number("size", DEFAULT_SIZE, "board N x N,", low=MIN_SIZE, high=MAX_SIZE, example=13),
         Flag(
             "control",
-            "every board of the game marks the empty cells each side controls, r for Red "
-            "and b for Blue",
+            "every board of the game marks the empty cells each side controls, + for Red "
+            "and - for Blue",
         ),
     )
 
