@@ -31,8 +31,9 @@ def players(harness):
 def test_uknight_marks_the_last_move_on_the_row_that_bears_its_number(players):
     mail(players, "alice", "uknight challenge alice bob")
     [body] = mail(players, "alice", "uknight move 101 alice secret e3")
-    assert board_lines(body, "A B C D E F G H I J K", 17) == [
-        "A B C D E F G H I J K",
+    # Each letter at an end of its line: F-K over the top row, A-F under the bottom row.
+    assert board_lines(body, "          F G H I J K", 17) == [
+        "          F G H I J K",
         "     11   . b . . w .   11",
         "    10   w . . . . . b   10",
         "    9   . . . . . . . .   9",
@@ -44,7 +45,7 @@ def test_uknight_marks_the_last_move_on_the_row_that_bears_its_number(players):
         "    3   . . . .[w]. . .   3",
         "     2   b . . . . . w   2",
         "      1   . w . . b .   1",
-        "           A B C D E F G H I J K",
+        "           A B C D E F",
         "w b  White, Black stone",
         "W B  White, Black double (a stone with an axe)",
         "[ ]  the last move",

@@ -27,10 +27,10 @@ STACK_SYMBOLS = ("W", "B")
 VACANT = "."
 OWNER = {"w": WHITE, "W": WHITE, "b": BLACK, "B": BLACK}
 MIN_SIZE, MAX_SIZE, DEFAULT_SIZE = 9, 14, 11
-# Pictures: White's pieces white with a W, Black's black with a B; a knight is a disc, a
-# stack a square. White's edges are drawn grey (white would not show), Black's black.
+# Pictures: White's pieces white, Black's black, each with its symbol of the text board (w b
+# a knight, drawn as a disc; W B a stack, a square), so that picture and text agree. White's
+# edges are drawn grey (white would not show), Black's black.
 PIECE_FILLS = (drawing.WHITE, drawing.BLACK)
-PIECE_LETTERS = ("W", "B")
 LETTER_COLOURS = (drawing.INK, drawing.WHITE)
 EDGE_COLOURS = (drawing.GREY, drawing.BLACK, drawing.GREY, drawing.BLACK)  # top right bottom left
 
@@ -264,7 +264,7 @@ class KnightVision(BaseGame):
                     y,
                     radius,
                     PIECE_FILLS[seat],
-                    PIECE_LETTERS[seat],
+                    symbol,
                     LETTER_COLOURS[seat],
                     shape,
                 )
@@ -276,8 +276,8 @@ class KnightVision(BaseGame):
             pieces=tuple(pieces),
             highlights=tuple(drawing.highlight(picture.hexagons[cell]) for cell in marked),
             legend=(
-                "W B: White, Black; disc: knight, square: stack (knight with an axe); "
-                "yellow cells: last move\n"
+                "w b: White, Black knight (disc); W B: White, Black stack, a knight with an "
+                "axe (square); yellow cells: last move\n"
                 "White joins top-bottom (grey edges), Black left-right (black edges)"
             ),
         )

@@ -46,10 +46,9 @@ OWNER = {"w": WHITE, "W": WHITE, "b": BLACK, "B": BLACK}
 SIZES = (5, 6, 7)
 DEFAULT_SIZE = 6
 LINE_WIDTH = 76
-# Pictures: White's pieces white with a W, Black's black with a B; a stone is a disc, a
-# double (a stone with an axe) a square.
+# Pictures: White's pieces white, Black's black, each with its symbol of the text board (w b
+# a stone, drawn as a disc; W B a double, a stone with an axe, a square).
 PIECE_FILLS = (drawing.WHITE, drawing.BLACK)
-PIECE_LETTERS = ("W", "B")
 LETTER_COLOURS = (drawing.INK, drawing.WHITE)
 CANONICAL_CELL_RE = re.compile(r"[A-Z]\d+")  # "x" of a capture is lower case
 
@@ -460,10 +459,9 @@ class Uknight(BaseGame):
         for cell, symbol in position.pieces.items():
             seat = OWNER[symbol]
             shape = "square" if symbol in DOUBLE else "disc"
-            letter = PIECE_LETTERS[seat]
             x, y = picture.centres[cell]
             pieces.append(
-                drawing.Piece(x, y, radius, PIECE_FILLS[seat], letter, LETTER_COLOURS[seat], shape)
+                drawing.Piece(x, y, radius, PIECE_FILLS[seat], symbol, LETTER_COLOURS[seat], shape)
             )
         named = [] if last_move is None else CANONICAL_CELL_RE.findall(last_move)
         marked = [position.board.parse(name) for name in named]
@@ -471,8 +469,8 @@ class Uknight(BaseGame):
             board=picture.board,
             pieces=tuple(pieces),
             highlights=tuple(drawing.highlight(picture.hexagons[cell]) for cell in marked),
-            legend="W B: White, Black; disc: stone, square: double (a stone with an axe); "
-            f"yellow cells: last move\n{self.status_line(state)}",
+            legend="w b: White, Black stone (disc); W B: White, Black double, a stone with an "
+            f"axe (square); yellow cells: last move\n{self.status_line(state)}",
         )
 
     def report_lines(self, state) -> list[str]:
