@@ -215,9 +215,10 @@ class Boards(Repository):
         )
 
     def count_moved_since(self, since: str) -> int:
-        """Active boards with a ply since a time."""
+        """Boards on which a player made a ply since a time, finished ones too."""
         return self._value(
-            "SELECT count(*) FROM boards WHERE status = 'active' AND last_move_at >= ?", (since,)
+            "SELECT count(DISTINCT board_id) FROM moves WHERE created_at >= ? AND auto = 0",
+            (since,),
         )
 
     def count_players_moved_since(self, since: str) -> int:
