@@ -41,7 +41,7 @@ from .security import (
     verify_password,
 )
 from .store import Store
-from .summary import board_context
+from .summary import board_context, state_line
 from .templating import text_environment
 
 log = logging.getLogger("pbm.dispatch")
@@ -261,14 +261,7 @@ class Server:
             )
         board = self.store.boards.get(row.game, row.number)
         if board is None or board.status != "active" or parse_stamp(row.expires_at) <= now():
-            return (
-                None,
-                None,
-                (
-                    "This reply address has expired (the game has ended, or 30 "
-                    "days have passed); send the command with your password."
-                ),
-            )
+            return None, None, self._expired_reply(row, board)
         if not request.text:
             return (
                 None,
@@ -281,6 +274,30 @@ class Server:
             )
         grant = Grant(row.game, row.number, row.userid, row.move_number)
         return grant, token_command(row.game, row.number, row.userid, request.text), None
+
+    def _expired_reply(self, row, board) -> str:
+        """Why a reply address no longer works, in the player's terms, and what to send."""
+        game = self.games[row.game] if row.game in self.games else None
+        name = f"{game.display_name if game else row.game} Board {row.number}"
+        show = f'"{row.game} show {row.number}"'
+        if board is not None and board.status == "finished":
+            result = self.store.ratings.board_result(board.id)
+            outcome = f" {state_line(None, None, result)}" if result is not None else ""
+            players = " ".join(self.store.boards.seat_userids(board.id))
+            return (
+                f"This reply address has expired: {name} has ended.{outcome} Send {show} "
+                f'for the final board, or "{row.game} challenge {players}" to play again.'
+            )
+        if board is None or board.status != "active":
+            return (
+                f"This reply address has expired: {name} was removed before its game began. "
+                f'To play, send "{row.game} challenge {row.userid} <opponent>".'
+            )
+        return (
+            f"This reply address has expired: it was mailed more than {TOKEN_LIFETIME.days} "
+            f"days ago. Reply to your latest mail about {name}, send {show} for the board as "
+            "it is now, or send the command with your password."
+        )
 
     @staticmethod
     def _reset_token_command(request, reset):

@@ -289,3 +289,34 @@ def test_a_refused_reply_stays_in_the_boards_thread_only_for_its_player(board):
         assert (error.kind, error.subject) == ("error", thread)
     stranger = send_reply(board, original, "mallory@example.org", "a1-c5")
     assert [m.subject for _, m in stranger.queued] == ["PBM error"]
+
+
+def test_a_reply_to_an_ended_or_old_board_says_which_and_what_to_send(board, clock):
+    original = latest_reply_to(board, ALICE)  # board 101, mailed today
+    clock("2026-11-01T12:00:00")
+    board.ok("knightpanic challenge alice bob", sender=ALICE)
+    old = [m for m in board.mails(ALICE) if m["Reply-To"]][-1]  # board 102
+    clock("2026-12-01T12:00:01")
+    text = " ".join(refusal(send_reply(board, old, ALICE, "a1-c5")).split())
+    assert text.startswith(
+        "This reply address has expired: it was mailed more than 30 days ago. Reply to your "
+        'latest mail about KnightPanic Board 102, send "knightpanic show 102" for the board '
+        "as it is now"
+    )
+    board.ok("knightpanic move 101 alice secret a1-c5", sender=ALICE)
+    board.ok("knightpanic move 101 bob secret a7-c3", sender=BOB)
+    board.ok("knightpanic resign 101 alice secret", sender=ALICE)
+    text = " ".join(refusal(send_reply(board, original, ALICE, "c1-a5")).split())
+    assert text.startswith(
+        "This reply address has expired: KnightPanic Board 101 has ended. Game won by bob. "
+        'Send "knightpanic show 101" for the final board, or "knightpanic challenge alice '
+        'bob" to play again.'
+    )
+    board.ok("knightpanic challenge alice bob", sender=ALICE)
+    original = latest_reply_to(board, ALICE)  # board 103
+    board.ok("knightpanic resign 103 bob secret", sender=BOB)  # before any move: removed
+    text = " ".join(refusal(send_reply(board, original, ALICE, "a1-c5")).split())
+    assert text.startswith(
+        "This reply address has expired: KnightPanic Board 103 was removed before its game "
+        'began. To play, send "knightpanic challenge alice <opponent>".'
+    )
