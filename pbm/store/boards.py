@@ -197,6 +197,13 @@ class Boards(Repository):
             ).fetchall()
         )
 
+    def listing_counts(self) -> dict:
+        """Per game, the number of its boards in each listing: {game: {listing: n}}."""
+        listings = ("active", "finished", "archived")
+        sums = ", ".join(f"sum({LISTINGS[listing]})" for listing in listings)
+        rows = self.conn.execute(f"SELECT game, {sums} FROM boards GROUP BY game").fetchall()
+        return {row[0]: dict(zip(listings, row[1:])) for row in rows}
+
     def active_of_user(self, userid: str) -> list[BoardRecord]:
         return self._records(
             BoardRecord,

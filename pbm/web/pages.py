@@ -51,12 +51,14 @@ def picture(game, state, last_move=None) -> str | None:
 
 
 def index(reading) -> dict:
-    counts = reading.store.boards.active_counts()
+    """Every game with its running, finished and archived boards counted."""
+    counts = reading.store.boards.listing_counts()
+    empty = {"active": 0, "finished": 0, "archived": 0}
     games = [reading.server.games[name] for name in reading.server.games]
     return {
         "title": "Games",
         "games": [
-            {"name": g.name, "display_name": g.display_name, "active": counts.get(g.name, 0)}
+            {"name": g.name, "display_name": g.display_name, **counts.get(g.name, empty)}
             for g in games
         ],
     }
