@@ -319,6 +319,10 @@ def watch_lines(ctx, board) -> list[str]:
         return []
     lines = []
     subscribers = board.store.watching.subscribers(board.id)
+    if not board.active:
+        # A player who resigned watched the rest of the game; once it is over she is one
+        # of its players, not a subscriber of her own board.
+        subscribers = [u for u in subscribers if u not in board.position.holders]
     if subscribers:
         lines.append(f"Subscribers: {' '.join(subscribers)}")
     notifiers = board.notifiers()

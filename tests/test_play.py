@@ -221,6 +221,20 @@ def test_a_resigned_player_watches_a_three_player_game(harness):
     assert "You have resigned from this game" in harness.refused("tally move 101 alice secret 1")
 
 
+def test_a_player_who_resigns_and_so_ends_the_game_is_no_subscriber_of_it(harness):
+    harness.signup("alice", "bob")
+    harness.ok("knightpanic challenge alice bob")
+    harness.ok("knightpanic move 101 alice secret a1-c5")
+    harness.ok("knightpanic move 101 bob secret a7-c3")
+    harness.new_mails()
+    harness.ok("knightpanic resign 101 alice secret")
+    for mail in harness.new_mails():
+        assert "Game won by bob." in body_of(mail)
+        assert "Subscribers:" not in body_of(mail)
+    shown = harness.ok("knightpanic show 101").queued[0][1].body
+    assert "Subscribers:" not in shown
+
+
 def test_swap_takes_over_the_first_side(harness):
     harness.signup("alice", "bob")
     harness.ok("tally challenge alice bob")
