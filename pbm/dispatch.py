@@ -967,15 +967,27 @@ class Context:
         per board and recipient in any mail client that reads References."""
         return f"<{board.game.name}.{board.number}.{userid or 'spectator'}@{self.config.server_domain}>"
 
-    def announce(self, board, *, new=False, title=None, spectator_to_sender=False, kind="board"):
+    def announce(
+        self,
+        board,
+        *,
+        new=False,
+        title=None,
+        spectator_to_sender=False,
+        kind="board",
+        others_only=False,
+    ):
         """Board mails to the audience, each in their own perspective, with this run's
         events (docs/spec/server.md §3.5.2); and the notifiers' mails when the game ended in this
-        run. A board removed in this run gets the notice of its removal instead."""
+        run. A board removed in this run gets the notice of its removal instead. With
+        `others_only`, the sender's user (answered otherwise) gets none."""
         if board.removed_event is not None:
             self._announce_removal(board)
             return
         recipients = []
         for userid in board.audience():
+            if others_only and userid == self.userid:
+                continue
             body, html = self.board_mail(
                 board,
                 userid,

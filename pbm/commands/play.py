@@ -289,6 +289,12 @@ def queue_resignation(ctx, board, seat):
         "Your resignation was already queued" if already else "Your resignation is queued"
     ) + f'; it takes effect on your next turn.\nTo take it back, send "{cancel}".'
     ctx.reply(f"{board.title_name} Resignation queued", ctx.render("mail/notice.txt", text=text))
+    if not already:
+        # The others would otherwise learn of it only once their own move had been made.
+        board.events.append(
+            f"{ctx.userid} has resigned; the resignation takes effect on {ctx.userid}'s next turn."
+        )
+        ctx.announce(board, others_only=True)
 
 
 # -- votes (docs/spec/server.md §3.6) ---------------------------------------------------
