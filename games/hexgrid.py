@@ -257,9 +257,19 @@ class HexBoard(ABC):
 
     def joins(self, cells: Iterable[Cell], edge: Collection[Cell], other: Collection[Cell]) -> bool:
         """Whether some group of the cells touches both edges (a Hex-style chain)."""
-        return any(
-            not group.isdisjoint(edge) and not group.isdisjoint(other)
-            for group in self.groups(cells)
+        return bool(self.chain(cells, edge, other))
+
+    def chain(
+        self, cells: Iterable[Cell], edge: Collection[Cell], other: Collection[Cell]
+    ) -> frozenset[Cell]:
+        """The cells of every group that touches both edges: the chain that wins a
+        connection game, with its branches; empty when there is none."""
+        return frozenset().union(
+            *(
+                group
+                for group in self.groups(cells)
+                if not group.isdisjoint(edge) and not group.isdisjoint(other)
+            )
         )
 
     # -- subclass hooks ----------------------------------------------------------------

@@ -37,6 +37,7 @@ INK = "#222222"
 GREY = "#999999"
 HIGHLIGHT = YELLOW  # under the cells of the last move
 HIGHLIGHT_EDGE = PURPLE
+WINNING = GREEN  # around the cells of the line or chain that won
 
 SHAPES = ("disc", "square", "diamond")
 
@@ -109,8 +110,9 @@ class Board:
 
 @dataclass(frozen=True, slots=True)
 class Drawing:
-    """One position: the board, the highlighted cells of the last move, the pieces (drawn
-    in order, later ones on top) and a legend line under the board."""
+    """One position: the board, the highlighted cells (the last move's, then those of a
+    winning line or chain), the pieces (drawn in order, later ones on top) and a legend
+    line under the board."""
 
     board: Board
     pieces: tuple[Piece, ...] = ()
@@ -121,6 +123,12 @@ class Drawing:
 def highlight(points: tuple[Point, ...]) -> Polygon:
     """The mark of a cell of the last move."""
     return Polygon(points, HIGHLIGHT, HIGHLIGHT_EDGE, 3.0)
+
+
+def winning(points: tuple[Point, ...]) -> Polygon:
+    """The mark of a cell of the line or chain that won (Game.winning_cells): an outline
+    only, so the last move's yellow stays visible under it."""
+    return Polygon(points, None, WINNING, 4.0)
 
 
 def square(x: float, y: float, side: float) -> tuple[Point, ...]:

@@ -99,6 +99,7 @@ def test_lox_stones_empty_cells_control_marks_and_the_last_move_in_the_png():
     options = game.parse_options({"size": "9", "control": True}, 2)
     # a1 has two neighbours and sees c1 and a3: Red controls it
     state = game.state_with_stones(options, {"e5": 0, "c1": 0, "a3": 0, "f4": 1}, 1)
+    state["last"] = [1, "f4"]  # the picture marks the state's last move, as the text does
     picture = game.drawing(state, None, "f4")
     image = decoded(board_png(game, state, None, "f4"))
     assert image.size == picture_size(picture)
@@ -243,6 +244,7 @@ def test_knightvision_and_uknight_show_stacks_and_doubles_as_squares():
     game = KnightVision()
     state = start(game, {"size": "9"})
     state["rows"] = ["W........", "b........"] + ["........."] * 7
+    state["last"] = "a1+"  # the picture marks the state's last move, as the text does
     picture = game.drawing(state, None, "a1+")
     square, disc = picture.pieces
     assert (square.shape, square.label, disc.shape, disc.label) == ("square", "W", "disc", "b")
@@ -254,6 +256,8 @@ def test_knightvision_and_uknight_show_stacks_and_doubles_as_squares():
     game = Uknight()
     state = start(game, {"size": "5"})
     state["pieces"] = {"E5": "W", "E4": "b"}
+    state["last"] = {"seat": 0, "text": "H7-E5", "removed": [], "kind": "move"}
+    state["last"].update(cells=["H7", "E5"], axe=False, taken=None, phase_begins=False)
     picture = game.drawing(state, None, "H7-E5")
     assert sorted((p.shape, p.label) for p in picture.pieces) == [("disc", "b"), ("square", "W")]
     assert len(picture.highlights) == 2  # from H7 and to E5
@@ -268,6 +272,7 @@ def test_lox_svg_is_well_formed_with_every_cell_and_stone(size):
     game = Lox()
     options = game.parse_options({"size": str(size)}, 2)
     state = game.state_with_stones(options, {"a1": 0, "b2": 1, "c3": 1}, 0)
+    state["last"] = [1, "c3"]
     root = svg_tree(board_svg(game, state, None, "c3"))
     width, height = int(root.get("width")), int(root.get("height"))
     assert root.get("viewBox") == f"0 0 {width} {height}"

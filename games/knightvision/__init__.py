@@ -70,6 +70,14 @@ class Position:
     def has_chain(self, seat: int) -> bool:
         return KnightVisionEngine.from_state(self.state).has_chain(seat)
 
+    def chain(self, seat: int) -> frozenset[Cell]:
+        """The seat's pieces connected from one of its edges to the other
+        (docs/spec/games/knightvision.md §5)."""
+        board = self.board
+        first, second = (board.top, board.bottom) if seat == WHITE else (board.left, board.right)
+        own = [cell for cell, symbol in self.pieces.items() if OWNER[symbol] == seat]
+        return board.chain(own, first, second)
+
 
 class KnightVision(BaseGame):
     name = "knightvision"
@@ -248,8 +256,20 @@ class KnightVision(BaseGame):
         marks = [position.board.parse(name) for name in written]
         return position.board.draw(position.pieces, marks=marks)
 
+    def winning_chain(self, state) -> frozenset[Cell]:
+        """The winner's chain of a finished game (docs/spec/games/knightvision.md §5)."""
+        outcome = self.outcome(state)
+        if outcome is None or not outcome.winners:
+            return frozenset()
+        return Position(state).chain(outcome.winners[0])
+
+    def winning_cells(self, state):
+        board = RhombusBoard(state["options"]["size"])
+        return tuple(board.names(self.winning_chain(state)))
+
     def drawing(self, state, perspective, last_move):
-        """Everything is open (no hidden information): the same picture for every reader."""
+        """Everything is open (no hidden information): the same picture for every reader.
+        The last move is the state's own, as the text board marks it (a swap keeps it)."""
         position = Position(state)
         picture = hex_picture(position.board, EDGE_COLOURS)
         radius = picture.piece_radius
@@ -269,15 +289,19 @@ class KnightVision(BaseGame):
                     shape,
                 )
             )
-        named = [] if last_move in (None, "pass") else re.findall(CELL, last_move)
+        last = state["last"]
+        named = [] if last in (None, "pass") else re.findall(CELL, last)
         marked = [position.board.parse(name) for name in named]
+        chain = sorted(self.winning_chain(state))
+        won = "; green: the winning chain" if chain else ""
         return drawing.Drawing(
             board=picture.board,
             pieces=tuple(pieces),
-            highlights=tuple(drawing.highlight(picture.hexagons[cell]) for cell in marked),
+            highlights=tuple(drawing.highlight(picture.hexagons[cell]) for cell in marked)
+            + tuple(drawing.winning(picture.hexagons[cell]) for cell in chain),
             legend=(
                 "w b: White, Black knight (disc); W B: White, Black stack, a knight with an "
-                "axe (square); yellow cells: last move\n"
+                f"axe (square); yellow cells: last move{won}\n"
                 "White joins top-bottom (grey edges), Black left-right (black edges)"
             ),
         )

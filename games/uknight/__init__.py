@@ -50,7 +50,6 @@ LINE_WIDTH = 76
 # a stone, drawn as a disc; W B a double, a stone with an axe, a square).
 PIECE_FILLS = (drawing.WHITE, drawing.BLACK)
 LETTER_COLOURS = (drawing.INK, drawing.WHITE)
-CANONICAL_CELL_RE = re.compile(r"[A-Z]\d+")  # "x" of a capture is lower case
 
 REMOVAL_WORD = r"(?:remove|rem)"
 SEPARATOR = r"[,;+/&]"
@@ -449,9 +448,18 @@ class Uknight(BaseGame):
         marks = [] if last is None else [position.board.parse(name) for name in last["cells"]]
         return position.board.draw(position.pieces, marks=marks)
 
+    def winning_cells(self, state):
+        """The winner's stones, all in one group (docs/spec/games/uknight.md §6)."""
+        outcome = self.outcome(state)
+        if outcome is None or not outcome.winners:
+            return ()
+        position = Position(state)
+        return tuple(position.board.names(position.stones(outcome.winners[0])))
+
     def drawing(self, state, perspective, last_move):
         """Open information: every reader sees the same picture. The legend carries the
-        status line of the text board (phase and axes)."""
+        status line of the text board (phase and axes); the last move is the state's own,
+        as the text board marks it (a swap keeps it)."""
         position = Position(state)
         picture = hex_picture(position.board)
         radius = picture.piece_radius
@@ -463,14 +471,17 @@ class Uknight(BaseGame):
             pieces.append(
                 drawing.Piece(x, y, radius, PIECE_FILLS[seat], symbol, LETTER_COLOURS[seat], shape)
             )
-        named = [] if last_move is None else CANONICAL_CELL_RE.findall(last_move)
-        marked = [position.board.parse(name) for name in named]
+        last = state["last"]
+        marked = [] if last is None else [position.board.parse(name) for name in last["cells"]]
+        united = [position.board.parse(name) for name in self.winning_cells(state)]
+        won = "; green: the united stones" if united else ""
         return drawing.Drawing(
             board=picture.board,
             pieces=tuple(pieces),
-            highlights=tuple(drawing.highlight(picture.hexagons[cell]) for cell in marked),
+            highlights=tuple(drawing.highlight(picture.hexagons[cell]) for cell in marked)
+            + tuple(drawing.winning(picture.hexagons[cell]) for cell in united),
             legend="w b: White, Black stone (disc); W B: White, Black double, a stone with an "
-            f"axe (square); yellow cells: last move\n{self.status_line(state)}",
+            f"axe (square); yellow cells: last move{won}\n{self.status_line(state)}",
         )
 
     def report_lines(self, state) -> list[str]:
