@@ -257,9 +257,19 @@ class HexBoard(ABC):
 
     def joins(self, cells: Iterable[Cell], edge: Collection[Cell], other: Collection[Cell]) -> bool:
         """Whether some group of the cells touches both edges (a Hex-style chain)."""
-        return any(
-            not group.isdisjoint(edge) and not group.isdisjoint(other)
-            for group in self.groups(cells)
+        return bool(self.chain(cells, edge, other))
+
+    def chain(
+        self, cells: Iterable[Cell], edge: Collection[Cell], other: Collection[Cell]
+    ) -> frozenset[Cell]:
+        """The cells of every group that touches both edges: the chain that wins a
+        connection game, with its branches; empty when there is none."""
+        return frozenset().union(
+            *(
+                group
+                for group in self.groups(cells)
+                if not group.isdisjoint(edge) and not group.isdisjoint(other)
+            )
         )
 
     # -- subclass hooks ----------------------------------------------------------------
@@ -429,20 +439,23 @@ class HexHexBoard(HexBoard):
         row per number line, number 1 at the bottom, labelled on both ends.
 
         Drawn like the rhombus picture, cells 2 characters apart and each row one character
-        further left than the row below, so a letter line runs up-left and the letters stand
-        above the top row and below the bottom row at the ends of their lines. symbols and
-        marks work as in RhombusBoard.draw.
+        further left than the row below, so a letter line runs up-left. A letter stands at
+        an end of its line: above the top row for the lines that reach it, below the bottom
+        row for those that start on it. symbols and marks work as in RhombusBoard.draw.
         """
         b, span = self.size, 2 * self.size - 1
         symbol = _symbol_function(self, symbols)
         marked = _checked_marks(self, marks)
-        margin = max(b + 4, 2 * b - 2)  # room for the lowest left label and the top letters
+        margin = b + 4  # room for the label of the longest row, the lowest left
 
         def column(letter: int, number: int) -> int:  # 0-based letter and number
             return margin + 2 * letter - number
 
         letters = [chr(ord("A") + index) for index in range(span)]
-        picture = [_spread(letters, column(0, span - 1), column(span - 1, span - 1))]
+        # The lines from the middle one on reach the top row; those up to it start on the
+        # bottom row (docs/spec/games/hexgrid.md §7.4).
+        top, bottom = letters[b - 1 :], letters[:b]
+        picture = [_spread(top, column(b - 1, span - 1), column(span - 1, span - 1))]
         for number in range(span - 1, -1, -1):
             row_letters = range(max(0, number - (b - 1)), min(span - 1, number + b - 1) + 1)
             row_cells = [(letter, -number) for letter in row_letters]
@@ -454,7 +467,7 @@ class HexHexBoard(HexBoard):
             label = str(number + 1)
             start = column(row_letters[0], number) - 1  # the separator before the first cell
             picture.append(f"{' ' * (start - 4)}{label:>2}  {row}  {label}")
-        picture.append(_spread(letters, column(0, -1), column(span - 1, -1)))
+        picture.append(_spread(bottom, column(0, -1), column(b - 1, -1)))
         return "\n".join(picture)
 
 

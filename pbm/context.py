@@ -14,7 +14,7 @@ from .boards import Board
 from .clock import DAY, HOUR, now, parse_stamp, show_time, stamp
 from .correspondence import Correspondence
 from .grammar import GrammarError, mask_unparsed, normalize, with_suggestion
-from .replies import Grant, InvitationGrant, ResetGrant
+from .replies import REPLY_WORDS, Grant, InvitationGrant, ResetGrant, reply_address
 from .request import Request
 from .security import (
     hash_password,
@@ -119,6 +119,8 @@ class Context(Correspondence):
                 if self.spec.operator_only and not self.request.operator:
                     self.abort(operator_only_message(self.spec))
                 if isinstance(self.grant, Grant):
+                    # The reply came from the token's user: its refusals can be answered.
+                    self.userid = self.grant.userid
                     self._check_grant_is_current()
                 if isinstance(self.grant, ResetGrant) and self.spec.word != "reset":
                     self.abort("This reply address is not valid for this command")
@@ -221,14 +223,14 @@ class Context(Correspondence):
             message += (
                 f'\n\nThe userid comes before the password: "{self.spec.syntax_for(self.game)}".'
             )
+        if board is None and isinstance(self.grant, Grant):
+            board = self._granted_board()
         if subject is None:
-            if board is not None:
-                subject = f"{board.title_name} Error"
-            elif game is not None:
-                subject = f"{game.display_name} error"
-            else:
-                subject = "PBM error"
-        subject_line = normalize(self.request.text)
+            subject = self._error_subject(board, game)
+        # A reply's command is its first line, already among the quoted body lines.
+        subject_line = normalize(
+            self.request.subject if self.request.is_reply else self.request.text
+        )
         body_lines = self.request.body_lines[:QUOTED_BODY_LINES]
         if secrets is None:
             # Any word the quote hides may be a password pasted into the body as well.
@@ -252,9 +254,10 @@ class Context(Correspondence):
                 "mail/board.txt",
                 **self.board_context(board, self.userid, full_moves=True, timing=True),
             )
-        # The thread's References, so Thunderbird and mutt file it with the board; its own
-        # subject, so the refusal stands out (docs/spec/server.md §5.3). No reply token: it
-        # does not ask for a move, it says why one was not made.
+        # In the board's thread (docs/spec/server.md §5.3); to a player of the running board
+        # with a token for the position as it is now, so that the error can be answered
+        # (§11.3).
+        answerable = board is not None and self.takes_reply(board, self.userid)
         self.reply(
             subject,
             self.render(
@@ -263,21 +266,85 @@ class Context(Correspondence):
                 summary=summary,
                 quoted=quoted,
                 quote_cut=quote_cut,
+                answerable=answerable,
             ),
             kind="error",
             board=board,
+            token=answerable,
+        )
+
+    def _error_subject(self, board, game) -> str:
+        """An error about a board, or answering its player's reply, keeps the board's
+        subject and stays in its thread (docs/spec/server.md §5.3); others have their own."""
+        if board is not None:
+            return self.thread_subject(board, self.userid, f"{board.title_name} Error")
+        return f"{game.display_name} error" if game is not None else "PBM error"
+
+    def _granted_board(self) -> Board | None:
+        """The board of the reply's token, where its game is installed."""
+        row = self.store.boards.get(self.grant.game, self.grant.number)
+        if row is None or self.grant.game not in self.server.games:
+            return None
+        return Board(self, row)
+
+    def refuse_reply(self, message: str, player: Grant):
+        """A reply refused before it ran (grants.Refused), from the token's own user: in
+        the board's thread, and answerable while the board runs."""
+        self.userid = player.userid
+        self.grant = player
+        self.answer_error(message, board=self._granted_board())
+
+    def answer_lost_reply(self):
+        """A reply to one of our mails that came to the plain address and matched none of
+        them (a client that drops Reply-To, a forward): the boards its origin's players are
+        on move on, each with its own reply address, and how to reply (§11.3)."""
+        self.refused = True
+        lines = []
+        for userid in self.store.users.with_address(self.sender_key):
+            for row in self.store.boards.active_of_user(userid):
+                if row.game not in self.server.games:
+                    continue
+                board = Board(self, row)
+                if board.on_move_userid() != userid:
+                    continue
+                token = self.issue_token(board, userid, self.now)
+                lines.append(
+                    f"  {board.title_name} ({userid} to move): "
+                    f"mailto:{reply_address(self.config, token)}"
+                )
+        self.reply(
+            "PBM error",
+            self.render(
+                "mail/lost_reply.txt", boards=lines, address=self.config.get("server.address")
+            ),
+            kind="error",
             token=False,
         )
 
     def _check_grant_is_current(self):
         """A reply answers the board as it was mailed: after another move it is refused
-        with the current board, as a stale `#n` guard is. Chat changes nothing and goes on."""
+        with the board as it is now, telling what happened since (docs/spec/server.md
+        §11.3). Chat changes nothing and goes on."""
         if self.spec.word == "chat":
             return
         board = self.load_board(self.grant.number)
-        error = board.guard_error(self.request.text, str(self.grant.move_number))
-        if error:
-            self.abort(error + "; your reply answered an earlier mail", board)
+        mailed = self.grant.move_number
+        if board.position.move_number == mailed:
+            return
+        since = [ply for ply in board.plies if ply.ply >= mailed]
+        played = "; ".join(_what_was_done(ply) for ply in since) or "a move was taken back"
+        said = self.request.text
+        not_done = (
+            f'Your reply "{said}" was not carried out'
+            if said.split()[0].lower() in REPLY_WORDS
+            else f"Your move {said} was not played"
+        )
+        self.abort(
+            f"Your reply answered the board mail sent for move #{mailed}, but the board has "
+            f"moved on since: {played}. {not_done}. This mail shows the board as it is now: "
+            "reply to it to play.",
+            board,
+        )
 
     def authenticate(self, userid: str, password: str):
         userid = userid.lower()
@@ -358,3 +425,12 @@ class Context(Correspondence):
                 )
             )
         return user
+
+
+PLY_DEEDS = {"pass": "passed", "swap": "swapped", "resign": "resigned", "forfeit": "forfeited"}
+
+
+def _what_was_done(ply) -> str:
+    """One ply of the log in the players' words: `bob played e7-c3`, `bob passed`."""
+    deed = PLY_DEEDS.get(ply.kind, f"played {ply.text}")
+    return f"{ply.userid} {deed}"

@@ -22,6 +22,12 @@ log = logging.getLogger("pbm.dispatch")
 CAPPED_KINDS = ("message", "chat", "new_board", "invitation")
 
 
+def thread_subject_of(title: str, userids) -> str:
+    """`<Game> Board <N>: <U1> vs <U2>`, the seats as the board started
+    (docs/spec/server.md §5.3)."""
+    return f"{title}: {' vs '.join(userids)}"
+
+
 class Correspondence:
     """The mails of one command, and how each is addressed, threaded and drawn. It is
     handed the server's read-only services (templates, timeout defaults, rating lines), the
@@ -134,11 +140,17 @@ class Correspondence:
         """References to the board's thread for this recipient; and Reply-To with a fresh
         token, for a player still playing on a running board."""
         headers = self.thread_headers(board, userid)
-        if not headers or userid is None or not board.active or not board.playing_seats_of(userid):
+        if not headers or not self.takes_reply(board, userid):
             return headers
         token = self.issue_token(board, userid, self.now)
         headers["Reply-To"] = reply_address(self.config, token)
         return headers
+
+    @staticmethod
+    def takes_reply(board, userid) -> bool:
+        """Whether a mail about `board` to `userid` carries a reply token: to a player still
+        playing on the running board (docs/spec/server.md §11.3)."""
+        return userid is not None and board.active and bool(board.playing_seats_of(userid))
 
     def _mail_cap_reached(self, userid: str) -> bool:
         limit = self.config.number("limits.mails_per_user_per_day")
@@ -190,22 +202,34 @@ class Correspondence:
 
     @staticmethod
     def _thread_subject(board) -> str:
-        return f"{board.title_name}: {' vs '.join(board.seat_userids)}"
+        return thread_subject_of(board.title_name, board.seat_userids)
 
     def thread_root(self, board, userid) -> str:
         """The Message-ID every mail about a board to one recipient refers to: one thread
         per board and recipient in any mail client that reads References."""
         return f"<{board.game.name}.{board.number}.{userid or 'spectator'}@{self.config.server_domain}>"
 
-    def announce(self, board, *, new=False, title=None, spectator_to_sender=False, kind="board"):
+    def announce(
+        self,
+        board,
+        *,
+        new=False,
+        title=None,
+        spectator_to_sender=False,
+        kind="board",
+        others_only=False,
+    ):
         """Board mails to the audience, each in their own perspective, with this run's
         events (docs/spec/server.md §3.5.2); and the notifiers' mails when the game ended in this
-        run. A board removed in this run gets the notice of its removal instead."""
+        run. A board removed in this run gets the notice of its removal instead. With
+        `others_only`, the sender's user (answered otherwise) gets none."""
         if board.removed_event is not None:
             self._announce_removal(board)
             return
         recipients = []
         for userid in board.audience():
+            if others_only and userid == self.userid:
+                continue
             body, html = self.board_mail(
                 board,
                 userid,

@@ -21,7 +21,7 @@ from .clock import DAY, HOUR, now, parse_stamp, show_time, stamp
 from .context import Context, operator_only_message
 from .failures import TransientError, is_transient
 from .grammar import GrammarError, mask_unparsed, normalize, parse
-from .grants import Refused, TokenIssuer, resolve
+from .grants import Refused, TokenIssuer, is_whole_command, resolve, subject_is_ours, thread_reply
 from .mailout import deliver, queue_measured
 from .plugins import GameCatalog, get_migration_sets, load_game
 from .ratings import rating_lines
@@ -169,11 +169,21 @@ class Server:
             return self._transaction(request, None, {}, request.service.run)
         if request.stranger:
             return self._answer_stranger(request)
+        if request.token is None and request.replied_to and subject_is_ours(request.text):
+            # An answer to one of our mails that came to the plain address (docs/spec/server.md
+            # §11.3): its board by the Message-ID it answers, or the boards it may mean.
+            reply = thread_reply(self.store, request)
+            if reply is None:
+                return self._transaction(request, None, {}, lambda ctx: ctx.answer_lost_reply())
+            request = reply
+        if request.is_reply and is_whole_command(request.text, self.games, self._timeouts()):
+            # The classic command pasted as a reply's first line runs as that command.
+            request = replace(request, token=None, thread_token_id=None)
         grant, text = None, request.text
-        if request.token is not None:
-            resolved = resolve(self.store, self.config, request)
+        if request.is_reply:
+            resolved = resolve(self.store, self.config, request, self.games)
             if isinstance(resolved, Refused):
-                return self.refuse_message(resolved.request, resolved.message)
+                return self._refuse_reply(resolved)
             grant, text, request = resolved.grant, resolved.command, resolved.request
         try:
             parsed, grammar_error = parse(text, self.games, self._timeouts()), None
@@ -238,6 +248,18 @@ class Server:
         if outer is None:
             self._deliver(batch.queued)
         return answering.result
+
+    def _refuse_reply(self, refused: Refused) -> Result:
+        """A reply refused before it ran: in its board's thread when its token was its
+        player's own, with a token for the board as it is now while it runs."""
+        if refused.player is None:
+            return self.refuse_message(refused.request, refused.message)
+        return self._transaction(
+            refused.request,
+            None,
+            {},
+            lambda ctx: ctx.refuse_reply(refused.message, refused.player),
+        )
 
     def refuse_message(self, request: Request, message: str) -> Result:
         """Answer a message we will not run (too large, too many lines) with an error, once."""

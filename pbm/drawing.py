@@ -38,6 +38,7 @@ INK = "#222222"
 GREY = "#999999"
 HIGHLIGHT = YELLOW  # under the cells of the last move
 HIGHLIGHT_EDGE = PURPLE
+WINNING = GREEN  # around the cells of the line or chain that won
 
 SHAPES = ("disc", "square", "diamond")
 
@@ -110,9 +111,9 @@ class Backdrop:
 
 @dataclass(frozen=True, slots=True)
 class Drawing:
-    """One position: the backdrop, the highlighted cells of the last move, the pieces
-    (drawn in order, later ones on top) and a legend under the board (lines split by
-    "\n", each wrapped to the board's width)."""
+    """One position: the backdrop, the highlighted cells (the last move's, then those of a
+    winning line or chain), the pieces (drawn in order, later ones on top) and a legend under
+    the board (lines split by "\n", each wrapped to the board's width)."""
 
     backdrop: Backdrop
     pieces: tuple[Piece, ...] = ()
@@ -123,6 +124,12 @@ class Drawing:
 def highlight(points: tuple[Point, ...]) -> Polygon:
     """The mark of a cell of the last move."""
     return Polygon(points, HIGHLIGHT, HIGHLIGHT_EDGE, 3.0)
+
+
+def winning(points: tuple[Point, ...]) -> Polygon:
+    """The mark of a cell of the line or chain that won (Game.winning_cells): an outline
+    only, so the last move's yellow stays visible under it."""
+    return Polygon(points, None, WINNING, 4.0)
 
 
 def square(x: float, y: float, side: float) -> tuple[Point, ...]:

@@ -322,6 +322,12 @@ class BaseGame(ABC):
         """
         return None
 
+    def winning_cells(self, state: State) -> tuple[str, ...]:
+        """The cells, named as in the game's moves, of the line or chain that won this
+        finished state (docs/spec/server.md §10.2), for pictures and the web view to show;
+        () while the game goes on, after a draw or a win without one, and by default."""
+        return ()
+
     def engine(self, state: State) -> "Engine":
         """A mutable position for search (pbm/engine.py); a game may return a faster one."""
         from .engine import ContractEngine  # deferred: only robots and benchmarks search

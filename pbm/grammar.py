@@ -183,6 +183,12 @@ def normalize(text: str) -> str:
         text = stripped
 
 
+NO_COMMAND_ADVICE = (
+    'The command goes in the Subject. Send "help" as the Subject for the list of commands, '
+    'or "help tutorial" for how to start and play a game.'
+)
+
+
 def tokenize(text: str) -> list[str]:
     if len(text) > MAX_COMMAND_CHARS:
         raise GrammarError("Command too long")
@@ -190,7 +196,7 @@ def tokenize(text: str) -> list[str]:
     if len(tokens) > MAX_COMMAND_TOKENS:
         raise GrammarError("Command too long")
     if not tokens:
-        raise GrammarError("No command given")
+        raise GrammarError("No command given", advice=NO_COMMAND_ADVICE)
     return tokens
 
 
@@ -295,7 +301,7 @@ def parse(text: str, games: dict, timeouts=(7, 21)) -> Parsed:
     tokens = tokenize(normalize(text))
     positional, params, server_options = extract_options(tokens, timeouts)
     if not positional:
-        raise GrammarError("No command given")
+        raise GrammarError("No command given", advice=NO_COMMAND_ADVICE)
     game = None if _is_global_word(positional[0]) else find_game(positional[0], games)
     if game is not None:
         scope, words = "game", positional[1:]

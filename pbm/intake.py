@@ -18,7 +18,13 @@ from pathlib import Path
 from .config import Config, resolve_home
 from .failures import Cause, curable_cause
 from .homelock import handling_mail
-from .mailin import read_limited, read_message, setup_logging, start_password_check
+from .mailin import (
+    read_limited,
+    read_message,
+    recipients_from_environment,
+    setup_logging,
+    start_password_check,
+)
 from .private import make_folders, private_opener
 
 log = logging.getLogger("pbm.intake")
@@ -196,12 +202,12 @@ def main() -> int:
     usable = Config.load(home, strict=False)  # a bad pbm.ini is process_message's to report
     setup_logging(usable)
     raw, size = read_limited(sys.stdin.buffer, usable.number("limits.max_message_bytes"))
-    # Postfix's pipe(8) and local(8) give the address the mail came to, with its +token.
-    recipients = [
-        os.environ[name] for name in ("ORIGINAL_RECIPIENT", "RECIPIENT") if os.environ.get(name)
-    ]
     outcome = process_message(
-        raw, size, os.environ.get("SENDER"), home=home, envelope_recipients=recipients
+        raw,
+        size,
+        os.environ.get("SENDER"),
+        home=home,
+        envelope_recipients=recipients_from_environment(os.environ),
     )
     if outcome.consumed:
         return os.EX_OK

@@ -25,6 +25,7 @@ from .bounds import (
     split_headers,
 )
 from .headers import MESSAGE_ID_RE, HeaderError, checked_address, message_id_token
+from .ownwords import after_greetings, own_lines
 from .request import Request
 from .servicemail import service_mail
 
@@ -33,17 +34,6 @@ MAX_COMMENT_CHARS = 8000
 READ_CHUNK = 65536
 
 log = logging.getLogger("pbm.mailin")
-
-CONTROL_RE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
-TITLE_RE = re.compile(
-    r"^(?:(?:Summary|Preview|Replay|Submit|Nag|Subscription Summary|Notification) of \S+ Board"
-    r"|A new \S+ board \(\d+\) has been started\.)"
-)
-FORWARD_MARKERS = (
-    "-----original message-----",
-    "begin forwarded message:",
-    "---------- forwarded message",
-)
 
 
 class ParseOncePolicy(EmailPolicy):
@@ -91,57 +81,6 @@ def body_text(message) -> str:
 
         text = html_to_text(text)
     return text
-
-
-def _is_reply_header(lines, i) -> bool:
-    line = lines[i].strip()
-    lowered = line.lower()
-    if lowered.startswith("on ") and lowered.endswith("wrote:"):
-        return True
-    if (
-        lowered.startswith("on ")
-        and i + 1 < len(lines)
-        and lines[i + 1].strip().lower().endswith("wrote:")
-    ):
-        return True
-    if any(lowered.startswith(marker) for marker in FORWARD_MARKERS):
-        return True
-    if lowered.startswith("from:"):
-        following = [line.strip().lower() for line in lines[i + 1 : i + 4]]
-        return any(line.startswith(("sent:", "date:", "to:")) for line in following)
-    return False
-
-
-def strip_body(text: str) -> list[str]:
-    """The sender's own words: cut at signatures, quoted replies and our own mail text."""
-    text = CONTROL_RE.sub("", text.replace("\r\n", "\n").replace("\r", "\n"))
-    lines = [line.rstrip() for line in text.split("\n")]
-    kept = []
-    for i, line in enumerate(lines):
-        trimmed = line.strip()
-        if trimmed == "--" or re.fullmatch(r"_{10,}", trimmed) or trimmed == "*" * 60:
-            break
-        if _is_reply_header(lines, i) or TITLE_RE.match(trimmed):
-            break
-        if trimmed.startswith(">"):
-            continue
-        kept.append(line)
-    while kept and not kept[0].strip():
-        kept.pop(0)
-    while kept and not kept[-1].strip():
-        kept.pop()
-    return kept
-
-
-def reply_lines(text: str) -> list[str]:
-    """The sender's own words of a reply: above the quote, or, for a client that answers
-    below it, after the last quoted line."""
-    lines = strip_body(text)
-    if lines:
-        return lines
-    flat = CONTROL_RE.sub("", text.replace("\r\n", "\n").replace("\r", "\n")).split("\n")
-    quoted = [i for i, line in enumerate(flat) if line.strip().startswith(">")]
-    return strip_body("\n".join(flat[quoted[-1] + 1 :])) if quoted else []
 
 
 def normalize_reply_line(line: str) -> str:
@@ -250,6 +189,13 @@ def dmarc_failed(config, message, origin: str) -> bool:
     return False
 
 
+def author(message) -> tuple[str, str]:
+    """(display name, address) of the From header, each "" when absent."""
+    for name, address in getaddresses([_header(message, "From")]):
+        return name, address
+    return "", ""
+
+
 def loop_reason(message, envelope_sender, config) -> str | None:
     """Why this message must get no answer (RFC 3834), or None."""
     if envelope_sender is not None:
@@ -338,6 +284,27 @@ def parse_bounded(raw: bytes, headers_only: bool):
     return BytesHeaderParser(policy=READING).parsebytes(answer_headers(raw)), problem
 
 
+def recipients_from_environment(environ) -> list[str]:
+    """The address a mail came to, with its +token, as Postfix's pipe(8) and local(8) give
+    it to the command they run."""
+    return [environ[name] for name in ("ORIGINAL_RECIPIENT", "RECIPIENT") if environ.get(name)]
+
+
+def written_recipients(raw: bytes) -> list[str]:
+    """For a mail handed over as a file, with no envelope (`pbm receive`): the addresses it
+    says it was delivered or addressed to (Delivered-To, To, Cc), as `sendmail -t` takes
+    them from a message."""
+    message, _ = parse_bounded(raw, headers_only=True)
+    found = []
+    for name in ("Delivered-To", "To", "Cc"):
+        try:
+            values = [str(value) for value in message.get_all(name) or []]
+        except Exception:  # a header too broken to decode names no recipient
+            continue
+        found += [address for _, address in getaddresses(values) if address]
+    return found
+
+
 def delivered_to(message, envelope_recipients) -> list[str]:
     """The addresses the mail was delivered to: the envelope recipients (the pipe's
     $ORIGINAL_RECIPIENT or $RECIPIENT, `pbm serve`'s RCPT TO), else the Delivered-To
@@ -360,6 +327,25 @@ def reply_token(config, message, envelope_recipients) -> str | None:
         if token is not None:
             return token
     return None
+
+
+MAX_ANSWERED_IDS = 20
+
+
+def answered_ids(config, message) -> tuple[str, ...]:
+    """The Message-IDs of our own mails that a mail answers, from In-Reply-To and
+    References (read raw, before any decoding): a reply that came to the plain address
+    finds its board by them (grants.thread_reply). Only ids of the server's own domain."""
+    domain = "@" + config.server_domain.lower() + ">"
+    found: list[str] = []
+    for name, value in message.raw_items():
+        if name.lower() not in ("in-reply-to", "references"):
+            continue
+        for match in MESSAGE_ID_RE.finditer(str(value)):
+            token = message_id_token(match.group(0))
+            if token and token.lower().endswith(domain) and token not in found:
+                found.append(token)
+    return tuple(found[-MAX_ANSWERED_IDS:])
 
 
 def read_message(
@@ -413,8 +399,10 @@ def read_message(
         request = Request(text=subject, sender=origin, key=key, message_id=message_id)
         return replace(request, stranger=stranger), refusal
     token = reply_token(config, message, envelope_recipients)
+    name, address = author(message)
     if token is not None:
-        lines = reply_lines(body_text(message))
+        own = own_lines(body_text(message), name, address)
+        lines = after_greetings(own)
         first = normalize_reply_line(lines[0]) if lines else ""
         rest = lines[1:]
         while rest and not rest[0].strip():
@@ -425,20 +413,28 @@ def read_message(
             sender=origin,
             key=key,
             message_id=message_id,
-            body_lines=lines,
+            body_lines=own,
             token=token,
+            subject=subject,
             stranger=stranger,
         ), None
-    request = build_request(subject, body_text(message), origin, key, message_id)
-    return replace(request, stranger=stranger), None
+    request = build_request(subject, body_text(message), origin, key, message_id, name, address)
+    return replace(request, stranger=stranger, replied_to=answered_ids(config, message)), None
 
 
 def build_request(
-    text: str, body: str, sender: str | None, key: str | None = None, message_id: str | None = None
+    text: str,
+    body: str,
+    sender: str | None,
+    key: str | None = None,
+    message_id: str | None = None,
+    author_name: str = "",
+    author_address: str = "",
 ):
     """The one way a command's words, body and origin become a Request (the mail, the
-    command line, the tests): the body is stripped to the sender's own words."""
-    lines = strip_body(body)
+    command line, the tests): the body is stripped to the sender's own words (its author's
+    name and address tell a signature without `-- `, ownwords.own_lines)."""
+    lines = own_lines(body, author_name, author_address)
     return Request(
         text=text,
         body=comment_from(lines),

@@ -4,11 +4,12 @@ without parsing again what was just checked (docs/spec/server.md §5.2)."""
 
 import binascii
 import re
+import secrets
 import textwrap
 from dataclasses import dataclass, field
 from email import quoprimime
 from email.message import EmailMessage
-from email.utils import format_datetime, make_msgid
+from email.utils import format_datetime
 
 from .clock import now
 from .headers import HeaderError, checked_header, encoded_words, has_control
@@ -57,6 +58,12 @@ def wrap_text(text: str, width: int = LINE_WIDTH) -> str:
     return "\n".join(lines)
 
 
+def new_message_id(domain: str) -> str:
+    """A Message-ID nobody can guess (128 random bits): a reply that answers one of our mails
+    by it finds that mail's board as its reply token would (docs/spec/server.md §11.3)."""
+    return f"<{secrets.token_hex(16)}@{domain}>"
+
+
 def compose(config, mail: Mail, in_reply_to: str | None = None) -> "OutgoingMessage":
     """The message for one Mail; every header value passes headers.checked_header, once."""
     headers = {
@@ -64,7 +71,7 @@ def compose(config, mail: Mail, in_reply_to: str | None = None) -> "OutgoingMess
         "To": list(mail.to),
         "Subject": mail.subject,
         "Date": format_datetime(now()),
-        "Message-ID": make_msgid(domain=config.server_domain),
+        "Message-ID": new_message_id(config.server_domain),
         "Auto-Submitted": "auto-replied" if mail.reply else "auto-generated",
         "X-Auto-Response-Suppress": "All",
     }

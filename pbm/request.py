@@ -27,6 +27,17 @@ class Request:
     # command (servicemail.py).
     service: ServiceWork | None = None
     stranger: bool = False  # the MTA's DMARC check failed for the origin: nothing runs
+    subject: str = ""  # a reply's Subject, which is not its command: quoted in an error mail
+    # The Message-IDs of ours a mail to the plain address answers (In-Reply-To, References):
+    # one that carried a reply token stands for it (grants.thread_reply).
+    replied_to: tuple[str, ...] = ()
+    # A reply matched by the Message-ID it answers: the token that mail carried.
+    thread_token_id: str | None = None
+
+    @property
+    def is_reply(self) -> bool:
+        """A reply to one of our mails, read as one: its first line is the command."""
+        return self.token is not None or self.thread_token_id is not None
 
     @property
     def operator(self) -> bool:

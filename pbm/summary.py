@@ -95,7 +95,7 @@ def move_lines(game, position, perspective, *, rows=None, auto_from=None, finish
     )
     if game.move_layout == "lines" or seats * width > MAIL_WIDTH or not aligned:
         lines = [f"{p.ply:>4} {names[p.seat]} ({p.userid}): {t}" for p, t in zip(plies, texts)]
-        return lines[-rows * seats :] if rows else lines
+        return _last(lines, rows * seats, 1) if rows else lines
     header = [
         "".join(("   " + n).ljust(width) for n in names).rstrip(),
         "".join(("   " + u).ljust(width) for u in position.holders).rstrip(),
@@ -108,8 +108,17 @@ def move_lines(game, position, perspective, *, rows=None, auto_from=None, finish
         ]
         body.append("".join(cells).rstrip())
     if rows:
-        body = body[-rows:]
+        body = _last(body, rows, seats)
     return header + body
+
+
+def _last(lines: list[str], count: int, plies_a_line: int) -> list[str]:
+    """The last count lines of a move list, after a line saying how many moves went
+    before them (docs/spec/server.md §5.5), so that none seem lost."""
+    if len(lines) <= count:
+        return lines
+    earlier = (len(lines) - count) * plies_a_line
+    return [f"{'...':>4} {earlier} earlier move{'s' if earlier != 1 else ''}"] + lines[-count:]
 
 
 def timing_lines(board, position, moment, defaults) -> list[str]:
@@ -346,6 +355,10 @@ def watch_lines(ctx, board) -> list[str]:
         return []
     lines = []
     subscribers = board.store.watching.subscribers(board.id)
+    if not board.active:
+        # A player who resigned watched the rest of the game; once it is over she is one
+        # of its players, not a subscriber of her own board.
+        subscribers = [u for u in subscribers if u not in board.position.holders]
     if subscribers:
         lines.append(f"Subscribers: {' '.join(subscribers)}")
     notifiers = board.notifiers()

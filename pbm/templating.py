@@ -10,6 +10,7 @@ from functools import lru_cache
 from pathlib import Path
 
 import jinja2
+import markupsafe
 
 from .private import make_folders
 
@@ -88,6 +89,18 @@ def text_environment(home: Path | None, find_game: GameFinder) -> jinja2.Environ
     )
 
 
+def code_spans(text: str) -> markupsafe.Markup:
+    """Text whose `quoted` commands and moves become <code> (the text part's backquotes
+    say "type this"), everything escaped."""
+    parts = str(text).split("`")
+    if len(parts) % 2 == 0:  # an unpaired backquote: no span
+        return markupsafe.escape(text)
+    return markupsafe.Markup("").join(
+        markupsafe.Markup("<code>{}</code>").format(part) if i % 2 else markupsafe.escape(part)
+        for i, part in enumerate(parts)
+    )
+
+
 @lru_cache(maxsize=8)
 def html_environment(home: Path | None, write_cache: bool = True) -> jinja2.Environment:
     """The HTML templates (templates/mail/*.html, templates/web/*.html), apart from the text
@@ -98,7 +111,7 @@ def html_environment(home: Path | None, write_cache: bool = True) -> jinja2.Envi
     if home is not None:
         loaders.append(jinja2.FileSystemLoader(str(Path(home) / "templates")))
     loaders.append(jinja2.FileSystemLoader(str(templates_dir())))
-    return jinja2.Environment(
+    environment = jinja2.Environment(
         loader=jinja2.ChoiceLoader(loaders),
         bytecode_cache=_bytecode_cache(home) if write_cache else None,
         autoescape=True,
@@ -106,3 +119,5 @@ def html_environment(home: Path | None, write_cache: bool = True) -> jinja2.Envi
         trim_blocks=True,
         lstrip_blocks=True,
     )
+    environment.filters["code_spans"] = code_spans
+    return environment

@@ -17,7 +17,7 @@ KNIGHT_PICTURE_9X9 = """\
 """
 
 KNIGHT_PICTURE_BASE5 = """\
- A B C D E F G H I
+         E F G H I
      9   . . . . .   9
     8   . . N N . .   8
    7   . N . . . N .   7
@@ -27,7 +27,7 @@ KNIGHT_PICTURE_BASE5 = """\
    3   . N . . . N .   3
     2   . . N N . .   2
      1   . . . . .   1
-          A B C D E F G H I
+          A B C D E
 """
 
 EMPTY_9X9 = """\
@@ -65,7 +65,7 @@ A5    B4    C3    D2    E1
 """
 
 EMPTY_BASE5 = """\
- A B C D E F G H I
+         E F G H I
      9   . . . . .   9
     8   . . . . . .   8
    7   . . . . . . .   7
@@ -75,7 +75,7 @@ EMPTY_BASE5 = """\
    3   . . . . . . .   3
     2   . . . . . .   2
      1   . . . . .   1
-          A B C D E F G H I
+          A B C D E
 """
 
 KV1 = """\
@@ -169,7 +169,7 @@ LX3 = """\
 """
 
 UK_START_BASE6 = """\
-A B C D E F G H I J K
+          F G H I J K
      11   . b . . w .   11
     10   w . . . . . b   10
     9   . . . . . . . .   9
@@ -181,11 +181,11 @@ A B C D E F G H I J K
     3   . . . . . . . .   3
      2   b . . . . . w   2
       1   . w . . b .   1
-           A B C D E F G H I J K
+           A B C D E F
 """
 
 UK_START_BASE5 = """\
- A B C D E F G H I
+         E F G H I
      9   . b . w .   9
     8   w . . . . b   8
    7   . . . . . . .   7
@@ -195,11 +195,11 @@ UK_START_BASE5 = """\
    3   . . . . . . .   3
     2   b . . . . w   2
      1   . w . b .   1
-          A B C D E F G H I
+          A B C D E
 """
 
 UK2 = """\
- A B C D E F G H I
+         E F G H I
      9   . . . . b   9
     8   . . . . . .   8
    7   . . . . . . .   7
@@ -209,11 +209,11 @@ UK2 = """\
    3   . w . . . . .   3
     2   . . w . . .   2
      1   . . . . .   1
-          A B C D E F G H I
+          A B C D E
 """
 
 UK5 = """\
- A B C D E F G H I
+         E F G H I
      9   . . . . w   9
     8   . . . . . .   8
    7   . . . . . . .   7
@@ -223,5 +223,5 @@ UK5 = """\
    3   . . . b . . .   3
     2   . . . b . .   2
      1   w . . . .   1
-          A B C D E F G H I
+          A B C D E
 """

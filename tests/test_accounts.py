@@ -177,7 +177,7 @@ def test_multiple_runs_each_line_on_its_own(harness):
         "KnightPanic Board 101: alice vs bob",
         "KnightPanic Board 101: alice vs bob",
         "KnightPanic Board 101: alice vs bob",
-        "KnightPanic Board 101 Error",
+        "KnightPanic Board 101: alice vs bob",
     ]
     text = harness.ok("knightpanic show 101", sender=None).printed[0].body
     assert "   1 c1-e5      2 g7-e3" in text and "writes:" not in text

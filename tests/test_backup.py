@@ -205,7 +205,7 @@ def acknowledged_tags(home) -> set[str]:
     tags = set()
     for path in (home / "outbox" / "new").iterdir():
         mail = email.message_from_bytes(path.read_bytes(), policy=email.policy.default)
-        if mail["Subject"].endswith("Error"):
+        if "\nOriginal message follows:\n" in mail.get_content():  # an error's quote
             continue
         tags.update(
             line[len("msg ") :]

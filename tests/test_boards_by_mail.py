@@ -31,8 +31,9 @@ def players(harness):
 def test_uknight_marks_the_last_move_on_the_row_that_bears_its_number(players):
     mail(players, "alice", "uknight challenge alice bob")
     [body] = mail(players, "alice", "uknight move 101 alice secret e3")
-    assert board_lines(body, "A B C D E F G H I J K", 17) == [
-        "A B C D E F G H I J K",
+    # Each letter at an end of its line: F-K over the top row, A-F under the bottom row.
+    assert board_lines(body, "          F G H I J K", 17) == [
+        "          F G H I J K",
         "     11   . b . . w .   11",
         "    10   w . . . . . b   10",
         "    9   . . . . . . . .   9",
@@ -44,7 +45,7 @@ def test_uknight_marks_the_last_move_on_the_row_that_bears_its_number(players):
         "    3   . . . .[w]. . .   3",
         "     2   b . . . . . w   2",
         "      1   . w . . b .   1",
-        "           A B C D E F G H I J K",
+        "           A B C D E F",
         "w b  White, Black stone",
         "W B  White, Black double (a stone with an axe)",
         "[ ]  the last move",
@@ -150,3 +151,24 @@ def test_knight_line_marks_the_move_and_lists_cells_one_way(players):
     ]
     [refusal] = mail(players, "bob", "knightline move 101 bob secret 1,0/0,2/5")
     assert "from 1,0 you can move to (-1,-1), (-1,1), (2,2) or (3,1)" in " ".join(refusal.split())
+
+
+def test_a_move_list_cut_to_its_last_rows_says_how_many_moves_went_before(players):
+    """Board mails of running games show the last move_rows rows (docs/spec/server.md
+    §5.5); a line above them counts the moves left out."""
+    from tests.test_replies import board_state
+
+    players.ok("knightpanic challenge alice bob", sender="alice@example.org")
+    for ply in range(1, 11):
+        position, game, _ = board_state(players, "knightpanic", 101)
+        seat = position.to_move()
+        move = min(game.legal_moves(position.state, seat))
+        userid = position.holders[seat]
+        players.ok(f"knightpanic move 101 {userid} secret {move}", sender=f"{userid}@example.org")
+        body = body_of(players.mails("bob@example.org")[-1])
+        if ply <= 8:
+            assert "earlier move" not in body and "\n   1 " in body
+        else:
+            assert "\n ... 2 earlier moves\n   3 " in body
+    shown = players.ok("knightpanic show 101").queued[0][1].body
+    assert "earlier moves" not in shown and "\n   1 " in shown

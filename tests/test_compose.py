@@ -28,7 +28,7 @@ MESSAGE_ID = "<179538988247.5783.324925402633954023@localhost>"
 @pytest.fixture(autouse=True)
 def fixed_date_and_id(monkeypatch):
     monkeypatch.setattr(outgoing, "now", lambda: MOMENT)
-    monkeypatch.setattr(outgoing, "make_msgid", lambda domain: MESSAGE_ID)
+    monkeypatch.setattr(outgoing, "new_message_id", lambda domain: MESSAGE_ID)
 
 
 def reference_compose(config, mail, in_reply_to=None):
@@ -38,7 +38,7 @@ def reference_compose(config, mail, in_reply_to=None):
         "To": list(mail.to),
         "Subject": mail.subject,
         "Date": outgoing.format_datetime(outgoing.now()),
-        "Message-ID": outgoing.make_msgid(domain=config.server_domain),
+        "Message-ID": outgoing.new_message_id(config.server_domain),
         "Auto-Submitted": "auto-replied" if mail.reply else "auto-generated",
         "X-Auto-Response-Suppress": "All",
     }

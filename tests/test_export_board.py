@@ -82,3 +82,24 @@ def test_export_me_still_mails_the_players_own_data(harness):
     harness.ok("export me alice secret", sender="alice@example.org")
     [mail] = harness.new_mails()
     assert mail["Subject"] == "Data of alice"
+
+
+def test_export_by_the_operator_prints_the_record_it_would_attach(harness):
+    """On the command line there is no mail to open: the file follows the answer."""
+    from click.testing import CliRunner
+
+    from pbm.cli import cli
+
+    harness.signup("alice", "bob")
+    harness.ok("knightpanic challenge alice bob")
+    harness.ok("knightpanic move 101 alice secret c1-e5")
+    runner = CliRunner()
+    home = ["--home", str(harness.home)]
+    result = runner.invoke(cli, [*home, "knightpanic", "export", "101", "json"])
+    assert result.exit_code == 0, result.output
+    assert "attached as knightpanic-101.json" in result.output
+    printed = result.output.split("----- knightpanic-101.json -----\n", 1)[1]
+    record = json.loads(printed.split("\n----- end of knightpanic-101.json -----")[0])
+    assert record["board"] == 101 and record["plies"][0]["text"] == "c1-e5"
+    text = runner.invoke(cli, [*home, "knightpanic", "export", "101"]).output
+    assert "----- knightpanic-101.txt -----\nSummary of KnightPanic Board 101" in text

@@ -10,7 +10,8 @@ from pbm.dispatch import open_server
 from pbm.game import MoveError
 from pbm.htmltext import html_to_text
 from pbm.intake import DirectServer, process_message
-from pbm.mailin import body_text, strip_body
+from pbm.mailin import body_text
+from pbm.ownwords import own_lines
 from pbm.plugins import get_games
 from pbm.testing import random_game
 from tests.conftest import STRESS_FACTOR
@@ -80,7 +81,7 @@ def test_the_mail_pipeline_never_raises(harness, raw):
 @settings(max_examples=300 * STRESS_FACTOR, deadline=None)
 @given(st.text(max_size=500))
 def test_body_extraction_never_raises(text):
-    lines = strip_body(text)
+    lines = own_lines(text)
     assert all("\n" not in line for line in lines)
     assert isinstance(html_to_text(text), str)
 

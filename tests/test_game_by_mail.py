@@ -41,7 +41,7 @@ def test_full_game_by_mail(project_env, tmp_path, size):
         )
         got = inbox(home, seen)
         assert list(got) == [f"{waiting}@example.org"]
-        assert got[f"{waiting}@example.org"][0]["Subject"] == "KnightPanic Board 101 Error"
+        assert got[f"{waiting}@example.org"][0]["Subject"] == "KnightPanic Board 101: alice vs bob"
         assert (
             "It is not your move"
             in got[f"{waiting}@example.org"][0].get_body(("plain",)).get_content()

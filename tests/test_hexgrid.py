@@ -717,7 +717,7 @@ def test_largest_game_boards_fit_mail_lines(board):
 def test_widths_of_the_largest_boards():
     assert max(map(len, RhombusBoard(14).draw({}).splitlines())) == 52
     assert max(map(len, RhombusBoard(19).draw({}).splitlines())) == 67
-    assert max(map(len, HexHexBoard(7).draw({}).splitlines())) == 38
+    assert max(map(len, HexHexBoard(7).draw({}).splitlines())) == 34
 
 
 def test_marked_cells_are_bracketed_without_moving_anything():
@@ -738,8 +738,8 @@ def test_marked_hexhex_cell_is_bracketed():
     # Each number line is a text row labelled on both ends: E5 on row 5, A1 on row 1.
     assert lines[5] == " 5   . . . .[W]. . . .   5"
     assert lines[9] == "     1  [.]. . . .   1"
-    assert lines[0] == " A B C D E F G H I"
-    assert lines[10] == "          A B C D E F G H I"
+    assert lines[0] == "         E F G H I"
+    assert lines[10] == "          A B C D E"
 
 
 @pytest.mark.parametrize("bad", ["", "ab", " ", "\t", "é", None])

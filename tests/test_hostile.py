@@ -53,7 +53,7 @@ SUBJECTS = {  # what the one reply is, where it is fixed
     "29": "PBM error",
     "30": "Account shellpw created",
     "31": "KnightPanic error",
-    "32": "KnightPanic Board 101 Error",
+    "32": "KnightPanic Board 101: alice vs bob",
     "33": "Invalid challenge",
     "34": "KnightPanic Board 101: alice vs bob",
     "43": "KnightPanic Board 101: alice vs bob",

@@ -145,9 +145,12 @@ def test_the_reply_instructions_are_those_of_the_text_part_and_never_the_passwor
     asked = [line for line in text.get_content().splitlines() if "`" in line]
     assert asked and asked[0].startswith("Reply with your move")
     html = html_part.get_content()
+    # What the text quotes in backquotes the HTML shows as code, never the backquotes.
     for line in asked:
-        assert line.replace("<", "&lt;").replace(">", "&gt;") in html
-    assert "secret" not in to_bob.as_string()
+        escaped = line.replace("<", "&lt;").replace(">", "&gt;")
+        assert re.sub(r"`([^`]*)`", r"<code>\1</code>", escaped) in html
+    assert "`" not in html
+    assert "You are Black (x)." in html and "secret" not in to_bob.as_string()
     assert to_bob["Reply-To"].startswith("pbm+")
 
 

@@ -78,7 +78,7 @@ def test_full_three_player_game_by_mail(
     got = inbox(home, seen)
     assert sorted(got) == ["alice@example.org", "carol@example.org"]
     assert "It is not your move" in got["carol@example.org"][0].get_body(("plain",)).get_content()
-    assert got["alice@example.org"][0]["Subject"] == "KnightLine Board 101 Error"
+    assert got["alice@example.org"][0]["Subject"] == "KnightLine Board 101: alice vs bob vs carol"
     assert refusal in got["alice@example.org"][0].get_body(("plain",)).get_content()
 
     for ply, move in enumerate(moves, start=1):

@@ -105,7 +105,7 @@ def test_a_game_with_the_swap_by_mail(project_env, tmp_path):
             got = inbox(home, seen)
             assert list(got) == [f"{refused_userid}@example.org"]
             [error] = got[f"{refused_userid}@example.org"]
-            assert error["Subject"] == "KnightVision Board 101 Error"
+            assert error["Subject"] == "KnightVision Board 101: alice vs bob"
             assert reason in " ".join(
                 error.get_body(("plain",)).get_content().split()
             )  # the mail wraps at 76

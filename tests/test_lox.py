@@ -94,6 +94,18 @@ def test_control_flag():
     assert options(control=True) == {"size": 11, "control": True}
 
 
+def test_help_names_the_control_marks_the_board_draws(harness):
+    """`help lox` once said r and b while the board draws + and - (docs/spec/games/lox.md)."""
+    harness.ok("help lox")
+    text = " ".join(body_of(harness.mails()[-1]).split())
+    assert "+ for Red and - for Blue" in text and "r for Red" not in text
+    harness.signup("alice", "bob")
+    harness.ok("lox challenge alice bob -control", sender="alice@example.org")
+    harness.ok("lox move 101 alice secret f6", sender="alice@example.org")
+    board = body_of(harness.mails("bob@example.org")[-1])
+    assert "+ -  empty cell controlled by Red, Blue" in board
+
+
 @pytest.mark.parametrize(
     "raw,message",
     [

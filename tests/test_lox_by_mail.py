@@ -58,7 +58,7 @@ def test_full_lox_game_by_mail(project_env, tmp_path):
             text, message = REFUSED[ply]
             send(env, f"{mover}@example.org", command(mover, ply, text))
             [refusal] = inbox(home, seen)[f"{mover}@example.org"]
-            assert refusal["Subject"] == "Lox Board 101 Error"
+            assert refusal["Subject"] == "Lox Board 101: alice vs bob"
             assert message in " ".join(refusal.get_body(("plain",)).get_content().split()), (
                 "wrapped to the mail width"
             )

@@ -13,7 +13,7 @@ from click.testing import CliRunner
 
 from pbm.cli import cli
 from pbm.htmltext import html_to_text
-from pbm.mailin import strip_body
+from pbm.ownwords import own_lines
 from tests.conftest import ROOT
 from tests.mailpipe import command_mail, pipe
 
@@ -173,16 +173,16 @@ def test_pending_migrations_mean_try_again_later(project_env, tmp_path):
 # -- the pieces of the pipeline ----------------------------------------------------------
 
 
-def test_strip_body_cuts_signatures_quotes_and_forwards():
+def test_own_lines_cuts_signatures_quotes_and_forwards():
     text = "Nice move.\n\n> quoted line\nStill mine.  \n-- \nAlice\nsecret sig"
-    assert strip_body(text) == ["Nice move.", "", "Still mine."]
-    assert strip_body("ok\n__________\nlegal notice") == ["ok"]
-    assert strip_body("ok\n-----Original Message-----\nFrom: x") == ["ok"]
-    assert strip_body("ok\nFrom: Bob\nSent: Monday\nSubject: x") == ["ok"]
-    assert strip_body("From: me, with love\n\nreally") == ["From: me, with love", "", "really"]
-    assert strip_body("ok\r\n" + "*" * 60 + "\r\nGame started") == ["ok"]
-    assert strip_body("\n\n\nhello\n\n") == ["hello"]
-    assert strip_body("ok\nA new KnightPanic board (101) has been started.") == ["ok"]
+    assert own_lines(text) == ["Nice move.", "", "Still mine."]
+    assert own_lines("ok\n__________\nlegal notice") == ["ok"]
+    assert own_lines("ok\n-----Original Message-----\nFrom: x") == ["ok"]
+    assert own_lines("ok\nFrom: Bob\nSent: Monday\nSubject: x") == ["ok"]
+    assert own_lines("From: me, with love\n\nreally") == ["From: me, with love", "", "really"]
+    assert own_lines("ok\r\n" + "*" * 60 + "\r\nGame started") == ["ok"]
+    assert own_lines("\n\n\nhello\n\n") == ["hello"]
+    assert own_lines("ok\nA new KnightPanic board (101) has been started.") == ["ok"]
 
 
 def test_html_to_text():
@@ -202,7 +202,7 @@ def test_a_multiple_mail_runs_the_good_lines_and_reports_the_bad(server):
         "Answers to your 5 commands",
     ]
     assert re.findall(r"^--- (.*) ---$", to_alice[-1].get_content(), re.M) == [
-        "KnightPanic Board 101 Error",
+        "KnightPanic Board 101: alice vs bob",
         "KnightPanic error",
     ]
     assert pipe(env, fixture("multiple_mixed.eml")).returncode == 0

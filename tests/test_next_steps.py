@@ -83,6 +83,16 @@ def test_help_for_an_unknown_game_lists_the_games(harness):
     )
 
 
+def test_an_empty_mail_is_pointed_to_help(harness):
+    subject, body = answer(harness, "")
+    assert subject == "PBM error"
+    assert flat(body).startswith(
+        "No command given\n\n"
+        'The command goes in the Subject. Send "help" as the Subject for the list of '
+        'commands, or "help tutorial" for how to start and play a game.\n'
+    )
+
+
 def test_a_command_in_the_body_under_an_empty_subject_is_pointed_to_the_subject(harness):
     with_board(harness)
     subject, body = answer(harness, "", body="knightline move 101 alice secret a1")

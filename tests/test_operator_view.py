@@ -111,3 +111,70 @@ def test_receive_leaves_the_mail_waiting_when_the_home_is_not_ready(tmp_path):
     message.write_bytes(FIRST_MAIL)
     result = CliRunner().invoke(cli, ["--home", str(tmp_path / "none"), "receive", str(message)])
     assert result.exit_code == 75 and "pbm: try again later:" in result.output
+
+
+def readme_block(after: str) -> list[str]:
+    """The commands of the README's indented block that follows the paragraph starting
+    with `after`, as written."""
+    text = (ROOT / "README.md").read_text()
+    rest = text[text.index(after) :].split("\n\n", 2)[1]
+    return [line[4:] for line in rest.split("\n") if line.startswith("    ")]
+
+
+def test_the_readmes_first_mails_work_as_typed(tmp_path, project_env):
+    """The README's commands, run by a shell as written (docs/spec/server.md §3.10): two
+    signups, a challenge, then alice's reply to her board mail by its Reply-To address."""
+    import subprocess
+    import sys
+
+    home = tmp_path / "home"
+    (tmp_path / ".venv" / "bin").mkdir(parents=True)
+    (tmp_path / ".venv" / "bin" / "pbm").symlink_to(Path(sys.executable).parent / "pbm")
+    env = dict(project_env, PBM_HOME=str(home))
+    for name in ("ORIGINAL_RECIPIENT", "RECIPIENT"):
+        env.pop(name, None)
+
+    def shell(lines):
+        result = subprocess.run(
+            ["bash", "-euc", "\n".join(lines)], cwd=tmp_path, env=env, capture_output=True
+        )
+        assert result.returncode == 0, result.stderr.decode()
+        return result.stdout.decode()
+
+    shell([".venv/bin/pbm init"])
+    printed = shell(readme_block("To send the new home its first mails"))
+    assert "Subject: Account bob created" in printed
+    assert "Unknown userid" not in printed and "Invalid challenge" not in printed
+    to_alice = printed[printed.index("To: alice@example.org\nReply-To: ") :]
+    reply_address = to_alice.split("\n")[1].removeprefix("Reply-To: ")
+    reply = readme_block("Alice's board mail asks for her move")
+    assert "pbm+<token>@localhost" in reply[0]
+    printed = shell([line.replace("pbm+<token>@localhost", reply_address) for line in reply])
+    assert "It is bob's turn." in printed and "error" not in printed.lower()
+    assert printed.count("Subject: KnightPanic Board 101: alice vs bob") == 2
+
+
+def test_receive_takes_the_reply_address_from_recipient_or_the_environment(
+    challenged_home, tmp_path, monkeypatch
+):
+    """A reply addressed only on the command line, or in $ORIGINAL_RECIPIENT as the pipe
+    has it, plays as a reply: it is never read as a Subject command."""
+    import email
+    import email.policy
+
+    newest = sorted((challenged_home / "outbox" / "new").iterdir())
+    mails = [email.message_from_bytes(p.read_bytes(), policy=email.policy.default) for p in newest]
+    to_alice = [m for m in mails if m["To"] == "alice@example.org" and m["Reply-To"]][-1]
+    address = str(to_alice["Reply-To"])
+    runner = CliRunner()
+    message = tmp_path / "reply.eml"
+    message.write_bytes(b"From: alice@example.org\nSubject: Re: board\n\na1-c5\n")
+    args = ["--home", str(challenged_home), "receive", "--recipient", address, str(message)]
+    result = runner.invoke(cli, args)
+    assert result.exit_code == 0 and "It is bob's turn." in result.output, result.output
+    to_bob = [line for line in result.output.split("\n") if line.startswith("Reply-To: ")]
+    bob_address = to_bob[-1].removeprefix("Reply-To: ")
+    message.write_bytes(b"From: bob@example.org\nSubject: Re: board\n\na7-c3\n")
+    monkeypatch.setenv("ORIGINAL_RECIPIENT", bob_address)
+    result = runner.invoke(cli, ["--home", str(challenged_home), "receive", str(message)])
+    assert result.exit_code == 0 and "It is alice's turn." in result.output, result.output

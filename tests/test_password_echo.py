@@ -54,16 +54,21 @@ def board(harness):
 @pytest.mark.parametrize("style", STYLES)
 def test_the_issues_reply_with_the_whole_classic_command(board, style, caplog):
     """Before: `Invalid move "knightpanicmove106bobpapaya9c1-a5"`, and the command quoted
-    back as the Subject: the password mailed twice."""
+    back as the Subject: the password mailed twice. Now the line runs as the command it is
+    (issue 27 item 4), and its password is in no mail, row or log line."""
     harness = board
     with caplog.at_level(logging.DEBUG):
         result = reply(harness, BOB, ISSUE_LINE, style=style)
-    assert not result.ok
-    [(_, answer)] = result.queued
-    assert "Invalid move" in answer.body and MASK in answer.body
-    assert f"knightpanic move 101 bob {MASK} c1-a5" in answer.body, "the quote is masked"
+    assert result.ok, harness.last_error_text(result)
+    assert {mail.userid for _, mail in result.queued} == {"alice", "bob"}, "the board mails"
     assert PASSWORD not in everything_written(harness.home)
     assert PASSWORD not in caplog.text
+    # Refused (not bob's move any more), the line is quoted with its password masked.
+    again = reply(harness, BOB, ISSUE_LINE, style=style)
+    assert not again.ok
+    [(_, answer)] = again.queued
+    assert f"knightpanic move 101 bob {MASK} c1-a5" in answer.body, "the quote is masked"
+    assert PASSWORD not in everything_written(harness.home)
 
 
 def test_the_issues_reply_through_the_mail_pipe(project_env, tmp_path):
@@ -83,8 +88,8 @@ def test_the_issues_reply_through_the_mail_pipe(project_env, tmp_path):
         timeout=120,
     )
     assert run.returncode == 0, run.stderr.decode()
-    errors = [m for m in harness.mails(BOB) if "Error" in str(m["Subject"])]
-    assert errors and "Invalid move" in errors[-1].get_content()
+    to_alice = harness.mails(ALICE)[-1]
+    assert "1 c1-a5" in to_alice.get_content() and to_alice["Reply-To"] is not None
     assert PASSWORD not in everything_written(home)
     assert PASSWORD not in (home / "log" / "pbm.log").read_text()
 

@@ -92,7 +92,12 @@ def test_resigning_out_of_turn_is_queued_and_cancelled_only_by_queue_cancel(game
     game.ok("knightpanic move 101 bob secret g7-e3")
     game.new_mails()
     game.ok("knightpanic resign 101 bob secret", sender="bob@example.org")
-    [reply] = game.new_mails()
+    reply, told = game.new_mails()
+    # alice learns of it before she makes the move after which it takes effect.
+    assert told["To"] == "alice@example.org" and told["Reply-To"].startswith("pbm+")
+    assert (
+        "bob has resigned; the resignation takes effect on bob's next turn.\n\nIt is alice's turn."
+    ) in body_of(told)
     assert reply["Subject"] == "KnightPanic Board 101 Resignation queued"
     assert body_of(reply).startswith(
         "Your resignation is queued; it takes effect on your next turn.\n"
@@ -106,7 +111,10 @@ def test_resigning_out_of_turn_is_queued_and_cancelled_only_by_queue_cancel(game
     assert again["Subject"] == "KnightPanic Board 101 Resignation queued"
     assert body_of(again).startswith("Your resignation was already queued; it takes effect")
     game.ok("knightpanic queue 101 bob secret cancel", sender="bob@example.org")
-    assert "resignation is queued" not in body_of(game.new_mails()[0])
+    reply, told = game.new_mails()
+    assert "resignation is queued" not in body_of(reply)
+    assert told["To"] == "alice@example.org"
+    assert "bob has taken back the resignation." in body_of(told)
     assert "You have no queued move or resignation" in game.refused(
         "knightpanic queue 101 bob secret cancel"
     )

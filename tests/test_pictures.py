@@ -99,6 +99,7 @@ def test_lox_stones_empty_cells_control_marks_and_the_last_move_in_the_png():
     options = game.parse_options({"size": "9", "control": True}, 2)
     # a1 has two neighbours and sees c1 and a3: Red controls it
     state = game.state_with_stones(options, {"e5": 0, "c1": 0, "a3": 0, "f4": 1}, 1)
+    state["last"] = [1, "f4"]  # the picture marks the state's last move, as the text does
     picture = game.drawing(state, None, "f4")
     image = decoded(board_png(game, state, None, "f4"))
     assert image.size == picture_size(picture)
@@ -164,12 +165,12 @@ def test_knightpanic_2d_pieces_empty_cells_and_both_ends_of_the_last_move():
     # a1 is empty now and highlighted, c5 holds the White knight and is highlighted
     assert at(image, *centre(0, 0)) == rgb(drawing.HIGHLIGHT)
     knight = piece_at(picture, *centre(2, 4))
-    assert (knight.label, at(image, *inside(knight))) == ("W", rgb(drawing.WHITE))
+    assert (knight.label, at(image, *inside(knight))) == ("o", rgb(drawing.WHITE))
     corner = knight.x - grid_side * 0.45, knight.y - grid_side * 0.45
     assert at(image, *corner) == rgb(drawing.HIGHLIGHT)
     # Black's knight on a7, and the empty c3 (dark as a1, on its diagonal) and e3 (light)
     black = piece_at(picture, *centre(0, 6))
-    assert (black.label, at(image, *inside(black))) == ("B", rgb(drawing.BLACK))
+    assert (black.label, at(image, *inside(black))) == ("x", rgb(drawing.BLACK))
     assert at(image, *centre(2, 2)) == rgb(drawing.CELL_DARK)
     assert at(image, *centre(4, 2)) == rgb(drawing.CELL)
     assert len(picture.pieces) == 8
@@ -185,7 +186,7 @@ def test_knightpanic_3d_raised_knights_stand_between_cells_with_their_level():
     )
     picture = game.drawing(state, None, None)
     raised = [p for p in picture.pieces if p.badge]
-    assert [(p.badge, p.label) for p in raised] == [("2", "W")]
+    assert [(p.badge, p.label) for p in raised] == [("2", "o")]
     pinned = [p for p in picture.pieces if p.ring == drawing.VERMILLION]
     assert len(pinned) == 4
     corners = {(p.x, p.y) for p in pinned}
@@ -238,12 +239,15 @@ def test_knightline_grey_tile_of_the_promotion_variants():
 
 
 def test_knightvision_and_uknight_show_stacks_and_doubles_as_squares():
+    """Labelled with the symbols of the text board (docs/spec/games/knightvision.md §8,
+    docs/spec/games/uknight.md §9): w b a knight or stone, W B a stack or double."""
     game = KnightVision()
     state = start(game, {"size": "9"})
     state["rows"] = ["W........", "b........"] + ["........."] * 7
+    state["last"] = "a1+"  # the picture marks the state's last move, as the text does
     picture = game.drawing(state, None, "a1+")
     square, disc = picture.pieces
-    assert (square.shape, square.label, disc.shape, disc.label) == ("square", "W", "disc", "B")
+    assert (square.shape, square.label, disc.shape, disc.label) == ("square", "W", "disc", "b")
     image = decoded(drawing_png(picture))
     assert at(image, *inside(square)) == rgb(drawing.WHITE)
     assert at(image, *inside(disc)) == rgb(drawing.BLACK)
@@ -252,8 +256,10 @@ def test_knightvision_and_uknight_show_stacks_and_doubles_as_squares():
     game = Uknight()
     state = start(game, {"size": "5"})
     state["pieces"] = {"E5": "W", "E4": "b"}
+    state["last"] = {"seat": 0, "text": "H7-E5", "removed": [], "kind": "move"}
+    state["last"].update(cells=["H7", "E5"], axe=False, taken=None, phase_begins=False)
     picture = game.drawing(state, None, "H7-E5")
-    assert sorted((p.shape, p.label) for p in picture.pieces) == [("disc", "B"), ("square", "W")]
+    assert sorted((p.shape, p.label) for p in picture.pieces) == [("disc", "b"), ("square", "W")]
     assert len(picture.highlights) == 2  # from H7 and to E5
     assert "Phase 1" in picture.legend
 
@@ -266,6 +272,7 @@ def test_lox_svg_is_well_formed_with_every_cell_and_stone(size):
     game = Lox()
     options = game.parse_options({"size": str(size)}, 2)
     state = game.state_with_stones(options, {"a1": 0, "b2": 1, "c3": 1}, 0)
+    state["last"] = [1, "c3"]
     root = svg_tree(board_svg(game, state, None, "c3"))
     width, height = int(root.get("width")), int(root.get("height"))
     assert root.get("viewBox") == f"0 0 {width} {height}"

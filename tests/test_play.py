@@ -107,14 +107,22 @@ def test_move_refusals(game, command, message):
     assert game.new_mails("bob@example.org") == []
 
 
-def test_errors_after_login_carry_the_board_and_a_board_subject(game):
+def test_errors_after_login_carry_the_board_and_stay_in_its_thread(game):
     game.refused("knightpanic move 101 alice secret c1-e3", sender="alice@example.org")
     [mail] = game.new_mails()
-    assert mail["Subject"] == "KnightPanic Board 101 Error"
+    assert mail["Subject"] == "KnightPanic Board 101: alice vs bob"
     body = body_of(mail)
     assert "Summary of KnightPanic Board 101" in body and "It is now......." in body
     assert "> Subject: knightpanic move 101 alice ******** c1-e3" in body
     assert "secret" not in body
+
+
+def test_a_player_with_pbmserv_subjects_gets_the_board_error_subject(game):
+    game.ok("subjects alice secret pbmserv", sender="alice@example.org")
+    game.new_mails()
+    game.refused("knightpanic move 101 alice secret c1-e3", sender="alice@example.org")
+    [mail] = game.new_mails()
+    assert mail["Subject"] == "KnightPanic Board 101 Error"
 
 
 def test_errors_before_login_have_the_game_subject(game):
@@ -214,6 +222,20 @@ def test_a_resigned_player_watches_a_three_player_game(harness):
         assert "It is bob's turn." in body
         assert "Subscribers: alice" in body
     assert "You have resigned from this game" in harness.refused("tally move 101 alice secret 1")
+
+
+def test_a_player_who_resigns_and_so_ends_the_game_is_no_subscriber_of_it(harness):
+    harness.signup("alice", "bob")
+    harness.ok("knightpanic challenge alice bob")
+    harness.ok("knightpanic move 101 alice secret a1-c5")
+    harness.ok("knightpanic move 101 bob secret a7-c3")
+    harness.new_mails()
+    harness.ok("knightpanic resign 101 alice secret")
+    for mail in harness.new_mails():
+        assert "Game won by bob." in body_of(mail)
+        assert "Subscribers:" not in body_of(mail)
+    shown = harness.ok("knightpanic show 101").queued[0][1].body
+    assert "Subscribers:" not in shown
 
 
 def test_swap_takes_over_the_first_side(harness):

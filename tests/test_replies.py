@@ -141,7 +141,11 @@ def test_a_stale_reply_is_refused_with_the_current_board(players):
     result = send_reply(harness, old, BOB, "resign")
     assert not result.ok
     [error] = [m for _, m in result.queued]
-    assert "received as move #2" in error.body and "It is bob's turn." in error.body
+    said = " ".join(error.body.split())
+    assert "Your reply answered the board mail sent for move #1" in said
+    assert "moved on since: alice played a1-c5" in said
+    assert 'Your reply "resign" was not carried out' in said and "It is bob's turn." in said
+    assert "Reply-To" in error.headers, "the refusal can itself be answered"
     _, _, active = board_state(harness, "knightpanic", 101)
     assert active
 
@@ -167,11 +171,15 @@ def test_a_token_is_never_valid_for_another_board_user_or_account_command(player
     harness.ok("knightpanic challenge alice bob", sender=ALICE)
     harness.ok("knightpanic challenge alice bob", sender=ALICE)
     on_101 = [m for m in harness.mails(ALICE) if "101" in m["Subject"]][-1]
-    # A full command for board 102 in the reply to board 101 is a move text on board 101.
-    result = send_reply(harness, on_101, ALICE, "knightpanic move 102 alice secret a1-c5")
-    assert not result.ok
+    # A whole command as the first line runs as that command, by its own password: the
+    # token grants nothing for board 102, and a wrong password plays nothing anywhere.
+    result = send_reply(harness, on_101, ALICE, "knightpanic move 102 alice wrong1 a1-c5")
+    assert not result.ok and "Invalid password" in harness.last_error_text(result)
     for number in (101, 102):
         assert board_state(harness, "knightpanic", number)[0].plies_made == 0
+    assert send_reply(harness, on_101, ALICE, "knightpanic move 102 alice secret a1-c5").ok
+    assert board_state(harness, "knightpanic", 101)[0].plies_made == 0
+    assert board_state(harness, "knightpanic", 102)[0].plies_made == 1
     result = send_reply(harness, on_101, ALICE, "delete alice")
     assert not result.ok
     harness.ok("knightpanic show 101", sender=ALICE)  # alice's account is still there

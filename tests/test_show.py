@@ -157,6 +157,7 @@ def test_help_topics(harness):
         ("", "Commands of this server"),
         ("commands", "Server commands:"),
         ("tutorial", "signup alice mysecret"),
+        ("tutorial", "reply to the latest mail about the\n   board with just your move"),
         ("games", "KnightPanic, 2 players"),
         ("knightpanic", "Moves: from-to, e.g. a1-c5"),
         ("move", "game move board userid password move[#n]"),

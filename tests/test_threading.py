@@ -100,8 +100,8 @@ def test_nags_chats_and_errors_about_a_board_join_its_thread(harness, clock):
     bad = command_mail(ALICE, "knightpanic move 101 alice secret a1-a2", message_id="<bad@c.ex>")
     assert not harness.deliver(bad).result.ok
     [error] = harness.new_mails()
-    # Its own subject, so that the refusal stands out; in the thread by References.
-    assert error["Subject"] == "KnightPanic Board 101 Error"
+    # In the board's thread by its subject (Gmail) and its References (the others).
+    assert error["Subject"] == thread
     assert error["In-Reply-To"] == "<bad@c.ex>"
     assert error["References"] == f"{roots[ALICE]} <bad@c.ex>"
 

@@ -34,7 +34,7 @@ def test_full_uknight_game_by_mail(project_env, tmp_path):
     assert (
         "\n".join(
             [
-                " A B C D E F G H I",
+                "         E F G H I",
                 "     9   . b . w .   9",
                 "    8   w . . . . b   8",
                 "   7   . . . . . . .   7",
@@ -44,7 +44,7 @@ def test_full_uknight_game_by_mail(project_env, tmp_path):
                 "   3   . . . . . . .   3",
                 "    2   b . . . . w   2",
                 "     1   . w . b .   1",
-                "          A B C D E F G H I",
+                "          A B C D E",
                 "w b  White, Black stone",
                 "W B  White, Black double (a stone with an axe)",
                 "[ ]  the last move",

@@ -202,7 +202,13 @@ def test_the_list_of_games(site):
     for name in GAMES:
         game = load_game(name)
         assert f'<a href="/{name}/">{game.display_name}</a>' in page.text
-    assert re.search(r"<td>knightpanic</td><td class=\"number\">1</td>", page.text)
+    # Each game's boards counted in every list, not the running ones only: 103 runs, 102 has
+    # ended, 101 is archived; each count links to its list.
+    assert (
+        '<td>knightpanic</td><td class="number"><a href="/knightpanic/">1</a></td>'
+        '<td class="number"><a href="/knightpanic/finished">1</a></td>'
+        '<td class="number"><a href="/knightpanic/archived">1</a></td>'
+    ) in page.text
 
 
 @pytest.mark.parametrize("name", list(GAMES))
@@ -251,6 +257,33 @@ def test_board_pages_of_every_game(site, name):
     running = get(site.app, f"/{name}/103").text
     assert "It is " in running and "Deadline........" in running
     assert "(bob forfeits if no move)" in running or "(alice forfeits if no move)" in running
+    assert "<td>playing</td>" in running
+    # A finished board says who won and lost, not that both are playing (issue 27).
+    ended = get(site.app, f"/{name}/102").text
+    assert "<td>playing</td>" not in ended
+    assert re.search(r">alice</a></td><td[^>]*>[^<]*</td><td>won</td>", ended)
+    assert re.search(r">bob</a></td><td[^>]*>[^<]*</td><td>lost \(resigned\)</td>", ended)
+
+
+def test_a_board_won_by_a_chain_shows_the_chain(harness, monkeypatch):
+    """The winning cells (Game.winning_cells) under the picture, outlined in it."""
+    monkeypatch.setenv("PBM_NOW", START.isoformat())
+    harness.signup("alice", "bob", password=PASSWORD)
+    harness.ok("lox challenge alice bob -size=9")
+    play(harness, "lox", 101, 400, random.Random(3))
+    game = load_game("lox")
+    row, userids, plies = state_of(harness, game, 101)
+    assert row.status == "finished"
+    state = replay(game, json.loads(row.options), userids, row.seed, plies).state
+    cells = game.winning_cells(state)
+    assert cells
+    app = make_app(harness.config)
+    page = get(app, "/lox/101").text
+    assert f"Won by the cells {' '.join(cells)}, outlined in green." in page
+    assert page.count('stroke="#009e73"') == len(cells)
+    assert re.search(r"<td>(won|lost)</td>", page) and "<td>playing</td>" not in page
+    before = get(app, f"/lox/101?ply={len(plies) - 1}").text
+    assert "Won by the cells" not in before and 'stroke="#009e73"' not in before
 
 
 @pytest.mark.parametrize("name", list(GAMES))

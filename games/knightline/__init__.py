@@ -12,7 +12,7 @@ from typing import NamedTuple
 from pbm import drawing, hookimpl
 from pbm.game import BaseGame, Flag, MoveError, Number
 
-from .engine import PLAYER_NAMES, WHITE, KnightLineEngine
+from .engine import PLAYER_NAMES, WHITE, KnightLineEngine, cell_index, cell_of
 from .notation import CELL_RE, MISSING_K_RE, MOVE_RE, cell_text, leading_cell_text, move_text
 
 LETTERS = ("W", "B", "R")
@@ -346,6 +346,25 @@ class KnightLine(BaseGame):
             lines.append(header)
         return lines
 
+    def winning_line(self, state) -> list[tuple[int, int]]:
+        """The cells of the line that won, first to last (docs/spec/games/knightline.md §5):
+        through the last move's new stack; none for a blocked game's win."""
+        if not state["winners"] or state["last"] is None:
+            return []
+        seat, move = state["last"]
+        found = MOVE_RE.fullmatch(move) or CELL_RE.fullmatch(move)
+        if found is None:
+            return []
+        destination = self._cell(found, 4 if found.re is MOVE_RE else 1)
+        line = self.engine(state).longest_line(seat, cell_index(*destination))
+        if line is None:
+            return []
+        first, last, _, step = line
+        return [cell_of(cell) for cell in range(first, last + step, step)]
+
+    def winning_cells(self, state):
+        return tuple(cell_text(cell) for cell in self.winning_line(state))
+
     def drawing(self, state, perspective, last_move):
         """Open information: every reader sees the same picture, the occupied area and a
         margin of one cell, as on the text board."""
@@ -379,16 +398,20 @@ class KnightLine(BaseGame):
                     SEAT_SHAPES[seat],
                 )
             )
-        marked = sorted(self._move_cells(last_move)) if last_move else []
-        highlights = tuple(
-            drawing.highlight(
-                drawing.square(
-                    area.left + (x - area.first_x) * side, area.top + (area.last_y - y) * side, side
-                )
+
+        def square(cell):
+            x, y = cell
+            return drawing.square(
+                area.left + (x - area.first_x) * side, area.top + (area.last_y - y) * side, side
             )
-            for x, y in marked
-            if area.first_x <= x <= area.last_x and area.first_y <= y <= area.last_y
-        )
+
+        marked = sorted(self._move_cells(last_move)) if last_move else []
+        line = self.winning_line(state)
+        highlights = tuple(
+            drawing.highlight(square(cell))
+            for cell in marked
+            if area.first_x <= cell[0] <= area.last_x and area.first_y <= cell[1] <= area.last_y
+        ) + tuple(drawing.winning(square(cell)) for cell in line)
         notes = self.notes(state)
         situation = [line for line in notes if line.startswith(("Set-up", "White's first"))]
         seats = ", ".join(
@@ -400,7 +423,11 @@ class KnightLine(BaseGame):
             if table.grey is not None
             else ""
         )
-        legend = [f"Stacks: {seats}; the number is the height;{grey} yellow: last move", *situation]
+        won = "; green: the winning line" if line else ""
+        legend = [
+            f"Stacks: {seats}; the number is the height;{grey} yellow: last move{won}",
+            *situation,
+        ]
         return drawing.Drawing(
             backdrop=area.backdrop,
             pieces=tuple(pieces),

@@ -209,20 +209,25 @@ class KnightLineEngine(Engine):
         if not self.judge_line(seat, destination):
             self.advance(seat)
 
-    def judge_line(self, seat, cell) -> bool:
-        """End the game if the new stack on cell is in a line of 4 or more of the mover's
-        (docs/spec/games/knightline.md §5): the longest such line, the first of the row,
-        column and diagonals on a tie."""
+    def longest_line(self, seat, cell):
+        """(first cell, last cell, length, step) of the longest line of 4 or more of the
+        seat's through cell (docs/spec/games/knightline.md §5), the first of the row, column
+        and diagonals on a tie; None when there is none."""
         counts = self.lines_of[seat]
         best = None
         for step in LINE_STEPS:
             low, high = self._beyond_run(cell, step, counts)
             length = (high - low) // step - 1
             if length >= LINE_LENGTH and (best is None or length > best[2]):
-                best = (low + step, high - step, length)
+                best = (low + step, high - step, length, step)
+        return best
+
+    def judge_line(self, seat, cell) -> bool:
+        """End the game if the new stack on cell is in a line of 4 or more of the mover's."""
+        best = self.longest_line(seat, cell)
         if best is None:
             return False
-        start, end, length = best
+        start, end, length, _ = best
         self.on_move, self.winners = None, (seat,)
         self.reason = (
             f"{PLAYER_NAMES[seat]} made a line of {length} from "

@@ -26,10 +26,10 @@ from .engine import (
 
 SYMBOLS = ("o", "x")
 
-# Pictures: White's knights white with a W, Black's black with a B; a pinned knight gets a
+# Pictures: White's knights white, Black's black, each with its symbol of the text board (o,
+# x), so the picture, the text board and "You are White (o)" agree; a pinned knight gets a
 # vermillion ring, a raised one its level in a badge, and is drawn smaller the higher it is.
 PIECE_FILLS = (drawing.WHITE, drawing.BLACK)
-PIECE_LETTERS = ("W", "B")
 LETTER_COLOURS = (drawing.INK, drawing.WHITE)
 PINNED_RING = drawing.VERMILLION
 PICTURE_WIDTH = 600
@@ -460,7 +460,7 @@ class KnightPanic(BaseGame):
                     *grid.centre(x, y),
                     side * max(0.16, 0.42 - 0.07 * (level - 1)),
                     PIECE_FILLS[seat],
-                    PIECE_LETTERS[seat],
+                    SYMBOLS[seat],
                     LETTER_COLOURS[seat],
                     ring=PINNED_RING if board.pinned((x, y, level)) else None,
                     badge=str(level) if level > 1 else "",
@@ -474,7 +474,7 @@ class KnightPanic(BaseGame):
                 drawing.highlight(grid.square(ord(letter) - ord("a"), int(number) - 1))
                 for letter, number in ends
             )
-        legend = "W B: White, Black knight; yellow squares: the last move (from and to)"
+        legend = "o x: White, Black knight; yellow squares: the last move (from and to)"
         if board.three_d:
             legend += (
                 "\nRinged: pinned (a knight rests on it); badge: the level of a raised knight; "

@@ -27,10 +27,10 @@ STACK_SYMBOLS = ("W", "B")
 VACANT = "."
 OWNER = {"w": WHITE, "W": WHITE, "b": BLACK, "B": BLACK}
 MIN_SIZE, MAX_SIZE, DEFAULT_SIZE = 9, 14, 11
-# Pictures: White's pieces white with a W, Black's black with a B; a knight is a disc, a
-# stack a square. White's edges are drawn grey (white would not show), Black's black.
+# Pictures: White's pieces white, Black's black, each with its symbol of the text board (w b
+# a knight, drawn as a disc; W B a stack, a square), so that picture and text agree. White's
+# edges are drawn grey (white would not show), Black's black.
 PIECE_FILLS = (drawing.WHITE, drawing.BLACK)
-PIECE_LETTERS = ("W", "B")
 LETTER_COLOURS = (drawing.INK, drawing.WHITE)
 EDGE_COLOURS = (drawing.GREY, drawing.BLACK, drawing.GREY, drawing.BLACK)  # top right bottom left
 
@@ -69,6 +69,14 @@ class KnightVisionPieces:
 
     def has_chain(self, seat: int) -> bool:
         return KnightVisionEngine.from_state(self.state).has_chain(seat)
+
+    def chain(self, seat: int) -> frozenset[Cell]:
+        """The seat's pieces connected from one of its edges to the other
+        (docs/spec/games/knightvision.md §5)."""
+        board = self.board
+        first, second = (board.top, board.bottom) if seat == WHITE else (board.left, board.right)
+        own = [cell for cell, symbol in self.pieces.items() if OWNER[symbol] == seat]
+        return board.chain(own, first, second)
 
 
 class KnightVision(BaseGame):
@@ -248,8 +256,20 @@ class KnightVision(BaseGame):
         marks = [piece_map.board.parse(name) for name in written]
         return piece_map.board.draw(piece_map.pieces, marks=marks)
 
+    def winning_chain(self, state) -> frozenset[Cell]:
+        """The winner's chain of a finished game (docs/spec/games/knightvision.md §5)."""
+        outcome = self.outcome(state)
+        if outcome is None or not outcome.winners:
+            return frozenset()
+        return KnightVisionPieces(state).chain(outcome.winners[0])
+
+    def winning_cells(self, state):
+        board = RhombusBoard(state["options"]["size"])
+        return tuple(board.names(self.winning_chain(state)))
+
     def drawing(self, state, perspective, last_move):
-        """Everything is open (no hidden information): the same picture for every reader."""
+        """Everything is open (no hidden information): the same picture for every reader.
+        The last move is the state's own, as the text board marks it (a swap keeps it)."""
         piece_map = KnightVisionPieces(state)
         picture = hex_picture(piece_map.board, EDGE_COLOURS)
         radius = picture.piece_radius
@@ -264,20 +284,24 @@ class KnightVision(BaseGame):
                     y,
                     radius,
                     PIECE_FILLS[seat],
-                    PIECE_LETTERS[seat],
+                    symbol,
                     LETTER_COLOURS[seat],
                     shape,
                 )
             )
-        named = [] if last_move in (None, "pass") else re.findall(CELL, last_move)
+        last = state["last"]
+        named = [] if last in (None, "pass") else re.findall(CELL, last)
         marked = [piece_map.board.parse(name) for name in named]
+        chain = sorted(self.winning_chain(state))
+        won = "; green: the winning chain" if chain else ""
         return drawing.Drawing(
             backdrop=picture.backdrop,
             pieces=tuple(pieces),
-            highlights=tuple(drawing.highlight(picture.hexagons[cell]) for cell in marked),
+            highlights=tuple(drawing.highlight(picture.hexagons[cell]) for cell in marked)
+            + tuple(drawing.winning(picture.hexagons[cell]) for cell in chain),
             legend=(
-                "W B: White, Black; disc: knight, square: stack (knight with an axe); "
-                "yellow cells: last move\n"
+                "w b: White, Black knight (disc); W B: White, Black stack, a knight with an "
+                f"axe (square); yellow cells: last move{won}\n"
                 "White joins top-bottom (grey edges), Black left-right (black edges)"
             ),
         )

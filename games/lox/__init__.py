@@ -84,8 +84,8 @@ class Lox(BaseGame):
         Number("size", DEFAULT_SIZE, "board N x N,", low=MIN_SIZE, high=MAX_SIZE, example=13),
         Flag(
             "control",
-            "every board of the game marks the empty cells each side controls, r for Red "
-            "and b for Blue",
+            "every board of the game marks the empty cells each side controls, + for Red "
+            "and - for Blue",
         ),
     )
 
@@ -251,9 +251,24 @@ class Lox(BaseGame):
             show_control=shown,
         ).strip("\n")
 
+    def winning_chain(self, state) -> frozenset[Cell]:
+        """The winner's chain of a finished game (docs/spec/games/lox.md §5)."""
+        outcome = self.outcome(state)
+        if outcome is None or not outcome.winners:
+            return frozenset()
+        seat, board = outcome.winners[0], self.board(state)
+        own = [cell for cell in board.cells if self.owner(state, cell) == seat]
+        first, second = (board.top, board.bottom) if seat == RED else (board.left, board.right)
+        return board.chain(own, first, second)
+
+    def winning_cells(self, state):
+        board = self.board(state)
+        return tuple(board.names(self.winning_chain(state)))
+
     def drawing(self, state, perspective, last_move):
         """Open information: every reader sees the same picture, with the control marks when
-        the board's -control option asks for them, as the text board does."""
+        the board's -control option asks for them, as the text board does, and its last move
+        (the state's own: after a swap, the stone swapped)."""
         board = self.board(state)
         picture = hex_picture(board, EDGE_COLOURS)
         show_control = state["options"]["control"]
@@ -284,14 +299,15 @@ class Lox(BaseGame):
                             shape=MARK_SHAPES[holder],
                         )
                     )
-        placed = MOVE_RE.fullmatch(last_move or "")  # not "pass" or "swap"
-        marked = [board.parse(placed.group(2))] if placed else []
+        chain = sorted(self.winning_chain(state))
         control = "; small square, diamond: empty cell Red, Blue controls" if show_control else ""
+        won = "; green: the winning chain" if chain else ""
         return drawing.Drawing(
             backdrop=picture.backdrop,
             pieces=tuple(pieces),
-            highlights=tuple(drawing.highlight(picture.hexagons[cell]) for cell in marked),
-            legend=f"R B: Red, Blue stone{control}; yellow cell: last move\n"
+            highlights=tuple(drawing.highlight(picture.hexagons[c]) for c in self.last_cell(state))
+            + tuple(drawing.winning(picture.hexagons[cell]) for cell in chain),
+            legend=f"R B: Red, Blue stone{control}; yellow cell: last move{won}\n"
             "Red joins top-bottom (vermillion edges), Blue left-right (blue edges)",
         )
 

@@ -46,12 +46,10 @@ OWNER = {"w": WHITE, "W": WHITE, "b": BLACK, "B": BLACK}
 SIZES = (5, 6, 7)
 DEFAULT_SIZE = 6
 LINE_WIDTH = 76
-# Pictures: White's pieces white with a W, Black's black with a B; a stone is a disc, a
-# double (a stone with an axe) a square.
+# Pictures: White's pieces white, Black's black, each with its symbol of the text board (w b
+# a stone, drawn as a disc; W B a double, a stone with an axe, a square).
 PIECE_FILLS = (drawing.WHITE, drawing.BLACK)
-PIECE_LETTERS = ("W", "B")
 LETTER_COLOURS = (drawing.INK, drawing.WHITE)
-CANONICAL_CELL_RE = re.compile(r"[A-Z]\d+")  # "x" of a capture is lower case
 
 REMOVAL_WORD = r"(?:remove|rem)"
 SEPARATOR = r"[,;+/&]"
@@ -448,9 +446,18 @@ class Uknight(BaseGame):
         marks = [] if last is None else [piece_map.board.parse(name) for name in last["cells"]]
         return piece_map.board.draw(piece_map.pieces, marks=marks)
 
+    def winning_cells(self, state):
+        """The winner's stones, all in one group (docs/spec/games/uknight.md §6)."""
+        outcome = self.outcome(state)
+        if outcome is None or not outcome.winners:
+            return ()
+        piece_map = UknightPieces(state)
+        return tuple(piece_map.board.names(piece_map.stones(outcome.winners[0])))
+
     def drawing(self, state, perspective, last_move):
         """Open information: every reader sees the same picture. The legend carries the
-        status line of the text board (phase and axes)."""
+        status line of the text board (phase and axes); the last move is the state's own,
+        as the text board marks it (a swap keeps it)."""
         piece_map = UknightPieces(state)
         picture = hex_picture(piece_map.board)
         radius = picture.piece_radius
@@ -458,19 +465,21 @@ class Uknight(BaseGame):
         for cell, symbol in piece_map.pieces.items():
             seat = OWNER[symbol]
             shape = "square" if symbol in DOUBLE else "disc"
-            letter = PIECE_LETTERS[seat]
             x, y = picture.centres[cell]
             pieces.append(
-                drawing.Piece(x, y, radius, PIECE_FILLS[seat], letter, LETTER_COLOURS[seat], shape)
+                drawing.Piece(x, y, radius, PIECE_FILLS[seat], symbol, LETTER_COLOURS[seat], shape)
             )
-        named = [] if last_move is None else CANONICAL_CELL_RE.findall(last_move)
-        marked = [piece_map.board.parse(name) for name in named]
+        last = state["last"]
+        marked = [] if last is None else [piece_map.board.parse(name) for name in last["cells"]]
+        united = [piece_map.board.parse(name) for name in self.winning_cells(state)]
+        won = "; green: the united stones" if united else ""
         return drawing.Drawing(
             backdrop=picture.backdrop,
             pieces=tuple(pieces),
-            highlights=tuple(drawing.highlight(picture.hexagons[cell]) for cell in marked),
-            legend="W B: White, Black; disc: stone, square: double (a stone with an axe); "
-            f"yellow cells: last move\n{self.status_line(state)}",
+            highlights=tuple(drawing.highlight(picture.hexagons[cell]) for cell in marked)
+            + tuple(drawing.winning(picture.hexagons[cell]) for cell in united),
+            legend="w b: White, Black stone (disc); W B: White, Black double, a stone with an "
+            f"axe (square); yellow cells: last move{won}\n{self.status_line(state)}",
         )
 
     def report_lines(self, state) -> list[str]:

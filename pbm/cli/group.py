@@ -133,6 +133,9 @@ def run(obj, words):
             click.echo(compose(obj["config"], mail).as_string())
         else:
             click.echo(mail.body.rstrip("\n"))
+            # The files a mail would attach, after it: the operator has no mail to open.
+            for name, _, text in mail.attachments:
+                click.echo(f"\n----- {name} -----\n{text.rstrip()}\n----- end of {name} -----")
     for _, mail in result.queued:
         click.echo(f"mailed: {mail.subject} -> {', '.join(mail.to)}", err=True)
     sys.exit(0 if result.ok else EX_REFUSED)

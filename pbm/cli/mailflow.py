@@ -100,22 +100,41 @@ def retry(obj, row_id):
 @cli.command()
 @click.argument("message", type=click.File("rb"))
 @click.option("--sender", metavar="ADDR", help="The envelope sender, as an MTA's $SENDER.")
+@click.option(
+    "--recipient",
+    "recipients",
+    metavar="ADDR",
+    multiple=True,
+    help="The envelope recipient, as an MTA's $ORIGINAL_RECIPIENT, e.g. a reply address "
+    "pbm+<token>@…; by default $ORIGINAL_RECIPIENT or $RECIPIENT, else the mail's "
+    "Delivered-To, To and Cc.",
+)
 @click.pass_obj
-def receive(obj, message, sender):
+def receive(obj, message, sender, recipients):
     """Handle one mail from a file (- for standard input) exactly as mail_handler.py does,
     and print the mail sent back to its sender.
 
-    For trying a new home: write a message with a From and a Subject, run `pbm receive
+    For trying a new home: write a message with a From and a Subject (or, to answer a
+    board mail, To its Reply-To address and the move on the first line), run `pbm receive
     FILE`, read the answer. Exit 0 when the mail was handled, 75 when it must wait.
     """
     # deferred: start-up speed of the pbm command
     from ..intake import process_message
-    from ..mailin import read_limited, setup_logging
+    from ..mailin import (
+        read_limited,
+        recipients_from_environment,
+        setup_logging,
+        written_recipients,
+    )
 
     config = obj["config"]
     setup_logging(config)
     raw, size = read_limited(message, config.number("limits.max_message_bytes"))
-    outcome = process_message(raw, size, sender, config=config)
+    # A file has no envelope: where an MTA would say where it came to, its headers do.
+    recipients = (
+        list(recipients) or recipients_from_environment(os.environ) or written_recipients(raw)
+    )
+    outcome = process_message(raw, size, sender, config=config, envelope_recipients=recipients)
     if not outcome.consumed:
         click.echo(f"pbm: try again later: {outcome.cause.line()}", err=True)
         sys.exit(os.EX_TEMPFAIL)
@@ -129,7 +148,12 @@ def receive(obj, message, sender):
         click.echo("Already handled: a mail with this Message-ID was answered before.")
         return
     for _, mail in result.queued:
-        click.echo(f"To: {', '.join(mail.to)}\nSubject: {mail.subject}\n\n{mail.body.rstrip()}\n")
+        reply_to = mail.headers.get("Reply-To")
+        answer_to = f"\nReply-To: {reply_to}" if reply_to else ""
+        click.echo(
+            f"To: {', '.join(mail.to)}{answer_to}\nSubject: {mail.subject}\n\n"
+            f"{mail.body.rstrip()}\n"
+        )
 
 
 @cli.command()

@@ -30,6 +30,10 @@ def queue(ctx):
             if pending.resign:
                 ctx.store.votes.set_pending_resignation(board.id, seat, False)
         _queue_reply(ctx, board)
+        if any(pending.resign for _, pending in queued):
+            # The others were told of the resignation (play.queue_resignation).
+            board.events.append(f"{ctx.userid} has taken back the resignation.")
+            ctx.announce(board, others_only=True)
         return
     if on_move in playing:
         act(ctx, board, text, guard, ctx.request.body)

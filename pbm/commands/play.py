@@ -4,8 +4,10 @@
 from ..boards import VOTE_NAMES
 from ..clock import stamp
 from ..game import MoveError
-from ..grammar import command, is_valid_userid, split_guard
+from ..grammar import command, is_valid_userid, password_of, split_guard
+from ..security import mask_secrets
 from ..starting import seating_problems, start_board
+from ..summary import example_move
 from .boardcommand import board_command
 
 VOTE_WORDS = ("propose", "undo", "accept", "reject")
@@ -127,8 +129,36 @@ def move_text(ctx) -> str:
     move (`rem E3`), and a mail client may break a long Subject."""
     text = "".join(ctx.args[3:])
     if len(text) > MAX_MOVE_CHARS:
-        ctx.abort(f"A move is at most {MAX_MOVE_CHARS} characters long")
+        refuse_move(ctx, ctx.board, f"A move is at most {MAX_MOVE_CHARS} characters long")
     return text
+
+
+def refuse_move(ctx, board, message):
+    """Refuse a move. One read from a reply's first line (docs/spec/server.md §11.3) is
+    quoted as the player wrote it, blanks and all (a password in it masked), with where
+    the move goes: the player may have put something else above it."""
+    if ctx.request.token is None:
+        ctx.abort(message, board)
+    line = ctx.request.text
+    credentials = password_of(line)
+    if credentials is not None:
+        line = mask_secrets(line, [credentials[1]])
+    squashed = '"' + "".join(ctx.request.text.split()) + '"'
+    if squashed in message:
+        message = message.replace(squashed, f'"{line}"', 1)
+    else:
+        message += f'\nThe first line of your reply reads: "{line}"'
+    position = board.position
+    seat = position.to_move()
+    example = example_move(board.game, position, seat) if seat is not None else None
+    message += (
+        "\n\nThe first line of your reply is read as your move: write the move alone on "
+        "that line"
+        + (f", e.g. `{example}`" if example else "")
+        + ". A greeting above it is fine, and what you write below it goes to the other "
+        "players as a comment."
+    )
+    ctx.abort(message, board)
 
 
 def playing_seats(ctx, board) -> list[int]:
@@ -182,7 +212,7 @@ def act(ctx, board, text, guard, comment):
         try:
             board.play_text(on_move, text)
         except MoveError as error:
-            ctx.abort(str(error), board)
+            refuse_move(ctx, board, str(error))
     after_ply(ctx, board, comment)
 
 
@@ -218,6 +248,12 @@ def queue_resignation(ctx, board, seat):
         "Your resignation was already queued" if already else "Your resignation is queued"
     ) + f'; it takes effect on your next turn.\nTo take it back, send "{cancel}".'
     ctx.reply(f"{board.title_name} Resignation queued", ctx.render("mail/notice.txt", text=text))
+    if not already:
+        # The others would otherwise learn of it only once their own move had been made.
+        board.events.append(
+            f"{ctx.userid} has resigned; the resignation takes effect on {ctx.userid}'s next turn."
+        )
+        ctx.announce(board, others_only=True)
 
 
 # -- votes (docs/spec/server.md §3.6) ---------------------------------------------------

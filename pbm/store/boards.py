@@ -204,6 +204,13 @@ class Boards(Repository):
             ).fetchall()
         )
 
+    def listing_counts(self) -> dict:
+        """Per game, the number of its boards in each listing: {game: {listing: n}}."""
+        listings = ("active", "finished", "archived")
+        sums = ", ".join(f"sum({LISTINGS[listing]})" for listing in listings)
+        rows = self.conn.execute(f"SELECT game, {sums} FROM boards GROUP BY game").fetchall()
+        return {row[0]: dict(zip(listings, row[1:])) for row in rows}
+
     def active_of_user(self, userid: str) -> list[BoardRecord]:
         return self._records(
             BoardRecord,
@@ -222,9 +229,10 @@ class Boards(Repository):
         )
 
     def count_moved_since(self, since: str) -> int:
-        """Active boards with a ply since a time."""
+        """Boards on which a player made a ply since a time, finished ones too."""
         return self._value(
-            "SELECT count(*) FROM boards WHERE status = 'active' AND last_move_at >= ?", (since,)
+            "SELECT count(DISTINCT board_id) FROM moves WHERE created_at >= ? AND auto = 0",
+            (since,),
         )
 
     def count_players_moved_since(self, since: str) -> int:

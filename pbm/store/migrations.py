@@ -534,3 +534,12 @@ def m015_held_mails(db):
         not_null={"userid", "address", "kind", "at"},
     )
     db["held_mails"].create_index(["userid", "address"])
+
+
+@_core_step
+def m016_reply_tokens_by_message_id(db):
+    """A reply that reaches the plain address finds its board by the Message-ID it answers
+    (docs/spec/server.md §11.3): each board token keeps the Message-ID of the mail that
+    carried it."""
+    db["reply_tokens"].add_column("message_id", str)
+    db["reply_tokens"].create_index(["message_id"])

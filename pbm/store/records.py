@@ -319,6 +319,7 @@ class ReplyTokenRecord(Record):
     move_number: int
     created_at: str
     expires_at: str
+    message_id: str | None = None  # of the mail that carried it
 
 
 class BounceRecord(Record):

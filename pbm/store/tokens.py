@@ -26,5 +26,24 @@ class ReplyTokens(Repository):
             ReplyTokenRecord, "SELECT * FROM reply_tokens WHERE id = ?", (token_id,)
         )
 
+    def set_message_id(self, token_id: str, message_id: str):
+        """The Message-ID of the mail that carried the token (docs/spec/server.md §11.3)."""
+        self.conn.execute(
+            "UPDATE reply_tokens SET message_id = ? WHERE id = ?", (message_id, token_id)
+        )
+
+    def by_message_id(self, message_ids) -> ReplyTokenRecord | None:
+        """The token of the newest of the mails with these Message-IDs that carried one."""
+        wanted = list(message_ids)
+        if not wanted:
+            return None
+        marks = ", ".join("?" * len(wanted))
+        return self._record(
+            ReplyTokenRecord,
+            f"SELECT * FROM reply_tokens WHERE message_id IN ({marks}) "
+            "ORDER BY created_at DESC, move_number DESC LIMIT 1",
+            wanted,
+        )
+
     def delete_expired(self, at: str) -> int:
         return self.conn.execute("DELETE FROM reply_tokens WHERE expires_at <= ?", (at,)).rowcount

@@ -36,6 +36,14 @@ class Users(Repository):
         wanted = (address or "").lower()
         return bool(wanted) and wanted in {a.lower() for a in self.addresses(userid)}
 
+    def with_address(self, address: str) -> list[str]:
+        """The active accounts one of whose addresses this is (any case)."""
+        return self._column(
+            "SELECT DISTINCT a.userid FROM addresses a JOIN users u ON u.userid = a.userid "
+            "WHERE lower(a.address) = lower(?) AND u.status = 'active' ORDER BY a.userid",
+            (address,),
+        )
+
     def set_addresses(self, userid: str, addresses):
         self.conn.execute("DELETE FROM addresses WHERE userid = ?", (userid,))
         self.conn.executemany(

@@ -10,7 +10,7 @@ from ..boards import Board
 from ..clock import show_duration, show_time
 from ..commands.ranking import standings_tables
 from ..pictures import board_svg
-from ..position import replay, seats_after
+from ..position import PLAYING, replay, seats_after
 from ..seeking import seek_rows
 from ..summary import options_line, shown_text, state_line, timing_lines
 from ..timebank import banks_by_ply, show_left
@@ -53,12 +53,14 @@ def picture(game, state, last_move=None) -> str | None:
 
 
 def index(reading) -> dict:
-    counts = reading.store.boards.active_counts()
+    """Every game with its running, finished and archived boards counted."""
+    counts = reading.store.boards.listing_counts()
+    empty = {"active": 0, "finished": 0, "archived": 0}
     games = [reading.server.games[name] for name in reading.server.games]
     return {
         "title": "Games",
         "games": [
-            {"name": g.name, "display_name": g.display_name, "active": counts.get(g.name, 0)}
+            {"name": g.name, "display_name": g.display_name, **counts.get(g.name, empty)}
             for g in games
         ],
     }
@@ -199,7 +201,7 @@ def board(reading, board, ply: int | None) -> dict:
                 "side": game.player_names[seat],
                 "symbol": game.seat_symbols[seat] if game.seat_symbols else "",
                 "userid": userid,
-                "status": current.statuses[seat],
+                "status": seat_status(current.statuses[seat], result, seat),
                 "rating": rating.rating if rating is not None else None,
                 "time_used": show_duration(current.time_used[seat]),
                 "time_left": show_left(banks[seat]) if banks is not None else None,
@@ -241,11 +243,25 @@ def board(reading, board, ply: int | None) -> dict:
         "previous_url": f"{url}?ply={shown - 1}" if shown > 0 else None,
         "next_url": f"{url}?ply={shown + 1}" if shown < made else None,
         "picture": drawing,
+        "winning_cells": " ".join(game.winning_cells(position.state)),
         "text_board": game.render_board(position.state, None) if drawing is None else "",
         "moves": moves,
         "comment": comment,
         "has_picture": drawing is not None,
     }
+
+
+def seat_status(status: str, result, seat: int) -> str:
+    """A seat's line in the players' table: how the game went for it once it is over
+    (won, lost, drew; `lost (resigned)`), else whether it still plays."""
+    if result is None:
+        return status
+    scores = {s.seat: s.score for s in result.seats}
+    if not any(score == 1 for score in scores.values()):
+        outcome = "drew"
+    else:
+        outcome = "won" if scores.get(seat) == 1 else "lost"
+    return outcome if status == PLAYING else f"{outcome} ({status})"
 
 
 def _last_move(game, position, finished) -> str | None:
