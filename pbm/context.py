@@ -254,9 +254,9 @@ class Context(Correspondence):
                 "mail/board.txt",
                 **self.board_context(board, self.userid, full_moves=True, timing=True),
             )
-        # In the board's thread (docs/spec/server.md §5.3); to a player of the running board
-        # with a token for the position as it is now, so that the error can be answered
-        # (§11.3).
+        # In the board's thread; to a player of the running board with a token for the
+        # position as it is now, so that the error can be answered (docs/spec/server.md
+        # §5.3, §11.3).
         answerable = board is not None and self.takes_reply(board, self.userid)
         self.reply(
             subject,
@@ -297,7 +297,8 @@ class Context(Correspondence):
     def answer_lost_reply(self):
         """A reply to one of our mails that came to the plain address and matched none of
         them (a client that drops Reply-To, a forward): the boards its origin's players are
-        on move on, each with its own reply address, and how to reply (§11.3)."""
+        on move on, each with its own reply address, and how to reply (docs/spec/server.md
+        §11.3)."""
         self.refused = True
         lines = []
         for userid in self.store.users.with_address(self.sender_key):
@@ -331,6 +332,8 @@ class Context(Correspondence):
         mailed = self.grant.move_number
         if board.position.move_number == mailed:
             return
+        if not self.request.sender:  # a robot's move, computed on a position since changed
+            self.abort(board.guard_error(self.request.text, str(mailed)) or "", board)
         since = [ply for ply in board.plies if ply.ply >= mailed]
         played = "; ".join(_what_was_done(ply) for ply in since) or "a move was taken back"
         said = self.request.text

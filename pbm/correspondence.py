@@ -283,11 +283,14 @@ class Correspondence:
             f'Queued move "{text}" was found but is illegal: {error}\n\n'
             "It has been discarded and nothing was played for you: it is your move."
         )
+        answerable = self.takes_reply(board, userid)
         body = self.render(
             "mail/error.txt",
             message=message,
             summary=self.render("mail/board.txt", **self.board_context(board, userid)),
             quoted=[],
             quote_cut=False,
+            answerable=answerable,
         )
-        self.mail_user(userid, f"Queued move not played ({board.title_name})", body, "error")
+        subject = f"Queued move not played ({board.title_name})"
+        self.mail_user(userid, subject, body, "error", board=board, token=answerable)

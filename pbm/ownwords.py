@@ -142,7 +142,9 @@ def _ends_own_words(lines: list[str], i: int) -> bool:
 def _runs(lines: list[str]) -> list[list[str]]:
     """The stretches of the sender's own lines between quoted blocks, up to the first line
     that ends them."""
-    runs, run, i = [], [], 0
+    runs: list[list[str]] = []
+    run: list[str] = []
+    i = 0
     while i < len(lines):
         line = lines[i]
         if not line:
@@ -219,7 +221,7 @@ def own_lines(text: str, sender_name: str = "", address: str = "") -> list[str]:
     """The sender's own words, stretches between quoted blocks joined by a blank line;
     leading and trailing blank lines removed, inner ones kept."""
     runs = _without_bare_signature(_runs(plain_lines(text)), _names(sender_name, address))
-    joined = []
+    joined: list[str] = []
     for run in runs:
         joined += ([""] if joined else []) + run
     return joined

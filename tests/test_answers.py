@@ -137,7 +137,7 @@ def test_a_multiple_with_one_answer_sends_it_as_it_is(harness):
     body = "knightpanic move 101 alice secret c1-e5\nknightpanic move 101 alice secret a1-c5"
     answers, _ = sent(harness, harness.deliver(rfc822("alice@example.org", "multiple", body)))
     [(mail, message, _)] = answers
-    assert message["Subject"] == "KnightPanic Board 101 Error"
+    assert message["Subject"] == "KnightPanic Board 101: alice vs bob"
     assert "Subject: knightpanic move 101 alice ******** a1-c5" in body_of(message)
 
 

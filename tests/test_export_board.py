@@ -91,7 +91,7 @@ def test_export_by_the_operator_prints_the_record_it_would_attach(harness):
     from pbm.cli import cli
 
     harness.signup("alice", "bob")
-    harness.ok("knightpanic challenge alice bob")
+    harness.challenge("knightpanic challenge alice bob")
     harness.ok("knightpanic move 101 alice secret c1-e5")
     runner = CliRunner()
     home = ["--home", str(harness.home)]

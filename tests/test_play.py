@@ -226,7 +226,7 @@ def test_a_resigned_player_watches_a_three_player_game(harness):
 
 def test_a_player_who_resigns_and_so_ends_the_game_is_no_subscriber_of_it(harness):
     harness.signup("alice", "bob")
-    harness.ok("knightpanic challenge alice bob")
+    harness.challenge("knightpanic challenge alice bob")
     harness.ok("knightpanic move 101 alice secret a1-c5")
     harness.ok("knightpanic move 101 bob secret a7-c3")
     harness.new_mails()

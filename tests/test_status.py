@@ -50,10 +50,10 @@ def test_boards_that_ended_this_month_count_as_moved(harness, clock):
     clock("2026-03-01T10:00:00")
     harness.signup("alice", "bob")
     for number in (101, 102, 103):
-        harness.ok("knightpanic challenge alice bob")
+        harness.challenge("knightpanic challenge alice bob")
         harness.ok(f"knightpanic move {number} alice secret c1-e5")
         harness.ok(f"knightpanic resign {number} bob secret")
-    harness.ok("knightpanic challenge alice bob")
+    harness.challenge("knightpanic challenge alice bob")
     activity = json.loads(status(harness, "--json")[1])["activity"]
     assert (activity["boards_active"], activity["boards_moved_30d"]) == (1, 3)
     clock("2026-04-01T10:00:00")

@@ -269,7 +269,7 @@ def test_a_board_won_by_a_chain_shows_the_chain(harness, monkeypatch):
     """The winning cells (Game.winning_cells) under the picture, outlined in it."""
     monkeypatch.setenv("PBM_NOW", START.isoformat())
     harness.signup("alice", "bob", password=PASSWORD)
-    harness.ok("lox challenge alice bob -size=9")
+    harness.challenge("lox challenge alice bob -size=9")
     play(harness, "lox", 101, 400, random.Random(3))
     game = load_game("lox")
     row, userids, plies = state_of(harness, game, 101)

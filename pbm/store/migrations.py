@@ -9,7 +9,7 @@ one these steps make (schema.py).
 from functools import lru_cache
 
 CORE_SET = "pbm"
-_CORE_STEPS = []
+_CORE_STEPS: list = []
 
 
 def _core_step(step):
