@@ -6,6 +6,7 @@ import sys
 
 import click
 
+from .cli_tournament import tournament
 from .clock import now, stamp
 from .config import Config, ConfigError, default_ini_text
 from .private import keep_private, make_folders, private_opener
@@ -93,6 +94,9 @@ def cli(ctx, home, sender, body, headers):
         "body": body.read() if body else "",
         "headers": headers,
     }
+
+
+cli.add_command(tournament)
 
 
 def main():

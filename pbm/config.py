@@ -18,6 +18,7 @@ DEFAULTS = {
         "operator_address": "",
         "bounce_address": "",
         "seek_pairing": "on",
+        "player_tournaments": "off",
     },
     "smtp": {
         "host": "",
@@ -93,6 +94,8 @@ NOTES = {
     "`pbm backup` warns when the database has outgrown it.",
     "server.seek_pairing": "on|off: whether open seeks (<game> seek U P N) pair themselves "
     "and start boards; off, seek is only the number the standings show.",
+    "server.player_tournaments": "on|off: whether players may create round-robin "
+    "tournaments by mail (tournament create NAME GAME U P ...); the operator always can.",
 }
 
 
@@ -115,11 +118,13 @@ TEXT_KEYS = {
     "dkim.selector",
     "dkim.public_key",
     "server.seek_pairing",
+    "server.player_tournaments",
 }
 CHOICES = {
     "smtp.security": ("none", "ssl", "starttls"),
     "mail.html": ("on", "off"),
     "server.seek_pairing": ("on", "off"),
+    "server.player_tournaments": ("on", "off"),
 }
 # Whole numbers where 0 would stop the service rather than lift a limit.
 AT_LEAST_ONE = {

@@ -1,7 +1,8 @@
 """All of pbm's SQL: the schema, its migrations, and every query the core runs, by concern.
 
 `Store` holds the connection and its transactions; `store.users`, `store.boards`,
-`store.votes`, `store.watching`, `store.ratings`, `store.limits`, `store.outbox`, `store.tokens`, `store.robots`, `store.invitations` and `store.seeks`
+`store.votes`, `store.watching`, `store.ratings`, `store.limits`, `store.outbox`,
+`store.tokens`, `store.robots`, `store.invitations`, `store.seeks` and `store.tournaments`
 hold the queries of one concern each and hand out rows as the records of `records`.
 """
 
@@ -26,6 +27,10 @@ from .records import (
     RobotRecord,
     SeekRecord,
     SubmissionRecord,
+    TournamentBoardRecord,
+    TournamentEntrantRecord,
+    TournamentRecord,
+    TournamentTag,
     UserRecord,
     VacationRecord,
     VoteRecord,
@@ -52,6 +57,10 @@ __all__ = [
     "SeekRecord",
     "Store",
     "SubmissionRecord",
+    "TournamentBoardRecord",
+    "TournamentEntrantRecord",
+    "TournamentRecord",
+    "TournamentTag",
     "UserRecord",
     "VacationRecord",
     "VoteRecord",
