@@ -40,7 +40,8 @@ e2e: $(TEST_INSTALLED)
 	PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 $(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[test,e2e]'
 	$(BIN)/python -m pytest -p no:cacheprovider -v e2e
 
-# The reliability suite at full size: 400 racing messages, 240 racing seeks, 60 kills, 10x the fuzzing,
+# The reliability suite at full size: 400 racing messages, 240 racing seeks, 150 racing
+# tournament joins, 60 kills, 10x the fuzzing,
 # 10 variants of each mail bomb under rlimits, 200 clients x 1 MB against `pbm serve`,
 # 200,000 RCPT TO and a NOOP siege of its 32 slots, a 2 GB gzip bomb against `pbm restore`,
 # 2,000 new random games a game in which each engine agrees with its plugin contract (the
@@ -51,7 +52,8 @@ stress: $(TEST_INSTALLED)
 		tests/test_grammar.py tests/test_header_safety.py tests/test_password_masking.py \
 		tests/test_guessing.py tests/test_mail_bombing.py tests/test_bounded.py tests/test_curable.py \
 		tests/test_serve_load.py tests/test_serve_sessions.py tests/test_restore_checks.py \
-		tests/test_engine_differential.py tests/test_seek_race.py tests/test_seeks.py
+		tests/test_engine_differential.py tests/test_seek_race.py tests/test_seeks.py \
+		tests/test_tournament_race.py tests/test_tournament_rules.py
 
 BENCH_INSTALLED := $(VENV)/.installed-bench
 

@@ -109,9 +109,9 @@ def terms_lines(ctx, game, record: TournamentRecord) -> list[str]:
 
 
 def start_line(record: TournamentRecord) -> str:
-    if record.status == "running" or record.status == "finished":
+    if record.started_at is not None:
         return f"Started on {show_time(record.started_at)}."
-    if record.status == "called_off":
+    if record.ended_at is not None:
         return f"Called off on {show_time(record.ended_at)}."
     rules = []
     if record.start_at:

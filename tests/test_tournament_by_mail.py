@@ -22,6 +22,7 @@ from pbm.position import replay, scores
 from pbm.store import Store
 from pbm.testing.mail import Harness
 from pbm.tournaments import Game, standings
+from pbm.web import make_app
 from tests.bymail import flat, fresh, reply, send, text
 
 PLAYERS = ("ann", "ben", "cat", "dan", "eve", "fay", "gus")
@@ -362,3 +363,29 @@ def test_the_start_and_the_end_are_stamped(spring):
     assert record.status == "finished"
     assert record.started_at == stamp(__import__("pbm.clock").clock.parse_stamp(T0 + "+00:00"))
     assert record.ended_at == "2026-05-04T12:00:00Z"
+
+
+def test_the_web_view_shows_divisions_crosstables_linking_each_board_and_the_winners(spring):
+    from tests.test_web import CSP, Response
+
+    h, mails = spring
+    app = make_app(h.config)
+    listing = Response(app, "/tournaments/")
+    assert listing.status == 200
+    assert listing.headers["Content-Security-Policy"] == CSP
+    assert '<a href="/tournaments/spring">spring</a>' in listing.body.decode()
+    page = Response(app, "/tournaments/spring")
+    assert page.status == 200 and page.headers["Content-Security-Policy"] == CSP
+    body = page.body.decode()
+    assert "<form" not in body and "<script" not in body
+    assert 'Division 1: <a href="/players/cat">cat</a>' in body
+    assert 'Division 2: <a href="/players/eve">eve</a>' in body
+    # Every board is linked from its two crosstable cells and from the schedule.
+    for number in SCORES:
+        assert body.count(f'href="/tally/{number}"') == 3, number
+    cat_row = re.search(r"<tr><td class=\"number\">1</td><td>1\. <a href=\"/players/cat\">.*?</tr>", body)[0]
+    marks = re.findall(r'<a href="/tally/\d+" title="[^"]*">([^<]*)</a>', cat_row)
+    assert marks == ["½", "½", "½", "1", "1", "0"]  # vs ann, ben, dan: as Red, then as Blue
+    assert "10.25" in cat_row
+    assert Response(app, "/tournaments/nope").status == 404
+    assert Response(app, "/tournaments/x/y").status == 404
