@@ -383,7 +383,9 @@ def test_the_web_view_shows_divisions_crosstables_linking_each_board_and_the_win
     # Every board is linked from its two crosstable cells and from the schedule.
     for number in SCORES:
         assert body.count(f'href="/tally/{number}"') == 3, number
-    cat_row = re.search(r"<tr><td class=\"number\">1</td><td>1\. <a href=\"/players/cat\">.*?</tr>", body)[0]
+    cat_row = re.search(
+        r"<tr><td class=\"number\">1</td><td>1\. <a href=\"/players/cat\">.*?</tr>", body
+    )[0]
     marks = re.findall(r'<a href="/tally/\d+" title="[^"]*">([^<]*)</a>', cat_row)
     assert marks == ["½", "½", "½", "1", "1", "0"]  # vs ann, ben, dan: as Red, then as Blue
     assert "10.25" in cat_row
