@@ -201,6 +201,15 @@ def test_at_its_date_cleanup_starts_it_in_divisions_sorted_by_rating(players, cl
         [mail] = mails[ADDRESS[userid]]
         assert mail["Subject"] == "Tournament spring has started: your boards"
     assert "division 2 of 2" in flat(mails[ADDRESS["ann"]][0])
+    # The selector `tournament` picks the boards of tournaments (docs/spec/server.md §3.3.1).
+    listed = operator(h, "tally games ann tournament")[1]
+    assert [line.split()[0] for line in listed.split("\n") if line[:5].strip().isdigit()] == [
+        "119",
+        "120",
+        "121",
+        "122",
+    ]
+    assert "  101  " in operator(h, "tally games ann")[1]
 
 
 def test_an_unsplittable_or_too_small_field_is_called_off_and_everyone_told(players, clock):
