@@ -20,6 +20,8 @@
    next to the stylesheet from the same server.
 8. Delivery (bench/delivery.py): a bounce through mail_handler.py next to a move mail, and
    a move over SMTP with VERP senders next to one envelope sender a mail.
+9. Tournaments (bench/tournaments.py): a tournament's start per board next to a challenge,
+   and a move on a tournament's board next to one on a board of no tournament.
 
 Options: --quick (smaller numbers, for a smoke run), --markdown FILE (write the figures),
 --only SECTIONS, --base CHECKOUT (sections 1 and cpu: that checkout measured alongside).
@@ -52,6 +54,7 @@ from engines import engines  # noqa: E402
 from fixtures import LIMITS, populate  # noqa: E402
 from htmlmail import html_mail  # noqa: E402
 from pictures import pictures  # noqa: E402
+from tournaments import tournaments  # noqa: E402
 from web import web  # noqa: E402
 
 from pbm.cli import cli  # noqa: E402
@@ -617,7 +620,7 @@ def main():
     parser.add_argument(
         "--only",
         help="comma-separated: pipe, cpu, serve, scaling, engines, pictures, htmlmail, web, "
-        "delivery",
+        "delivery, tournaments",
     )
     parser.add_argument(
         "--base", help="another checkout (the code before a change) measured beside this one"
@@ -630,7 +633,9 @@ def main():
     print(f"machine: {machine()}", flush=True)
     with tempfile.TemporaryDirectory(prefix="pbm-bench-") as tmp:
         work = Path(tmp)
-        wanted = args.only or "pipe,cpu,serve,scaling,engines,pictures,htmlmail,web,delivery"
+        wanted = (
+            args.only or "pipe,cpu,serve,scaling,engines,pictures,htmlmail,web,delivery,tournaments"
+        )
         base = Path(args.base).resolve() if args.base else None
         if "pipe" in wanted:
             per_message_cost(work, 15 if args.quick else 31, base)
@@ -656,6 +661,8 @@ def main():
             web(report, args.quick)
         if "delivery" in wanted:
             delivery(report, args.quick)
+        if "tournaments" in wanted:
+            tournaments(report, args.quick, work)
     if args.markdown:
         write_markdown(Path(args.markdown))
 

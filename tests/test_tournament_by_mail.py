@@ -389,5 +389,7 @@ def test_the_web_view_shows_divisions_crosstables_linking_each_board_and_the_win
     marks = re.findall(r'<a href="/tally/\d+" title="[^"]*">([^<]*)</a>', cat_row)
     assert marks == ["½", "½", "½", "1", "1", "0"]  # vs ann, ben, dan: as Red, then as Blue
     assert "10.25" in cat_row
+    board = Response(app, "/tally/105").body.decode()
+    assert '<a href="/tournaments/spring">Tournament spring</a>, division 1.' in board
     assert Response(app, "/tournaments/nope").status == 404
     assert Response(app, "/tournaments/x/y").status == 404
