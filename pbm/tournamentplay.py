@@ -13,10 +13,10 @@ from .game import OptionError
 from .grammar import with_suggestion
 from .ratings import START_RATING
 from .replies import reply_address
-from .serveroptions import MAX_ENTRANTS, MIN_DIVISION, TOURNAMENT_ONLY
+from .serveroptions import DEFAULT_LARGEST, MAX_ENTRANTS, MIN_DIVISION, TOURNAMENT_ONLY
 from .starting import start_board
 from .summary import next_lines
-from .tournaments import pairings, split
+from .tournaments import division_sizes, pairings, split
 from .tournamentviews import (
     NAME_RE,
     NAME_RULE,
@@ -104,6 +104,13 @@ def create(ctx, name: str, game, params: dict, server_options: dict, creator: st
         )
     if start_at is not None and parse_stamp(start_at) <= ctx.now:
         problems.append(f"--start must be later than now ({show_time(ctx.now)})")
+    largest = server_options.get("largest", DEFAULT_LARGEST)
+    if start_players is not None and division_sizes(start_players, largest) is None:
+        problems.append(
+            f"{start_players} players cannot be split into divisions of {MIN_DIVISION} to "
+            f"{largest} players whose sizes differ by at most one: change --players or "
+            "--largest"
+        )
     if creator is not None and ctx.store.tournaments.count_open_created_by(creator):
         problems.append("You have made a tournament that is still open for entries: one at a time")
     if problems:
@@ -115,7 +122,7 @@ def create(ctx, name: str, game, params: dict, server_options: dict, creator: st
         game=game.name,
         options=options,
         server_options=board_options,
-        largest=server_options.get("largest", 10),
+        largest=largest,
         start_at=start_at,
         start_players=start_players,
         creator=creator,
@@ -173,13 +180,17 @@ def join(ctx, record, userid: str):
         ctx,
         record,
         f"Tournament {record.name}: {userid} joined",
-        f"{userid} has joined tournament {record.name}, with {count} players so far.\n{when}\n"
+        f"{userid} has joined tournament {record.name}; {_players(count)} so far.\n{when}\n"
         f'To leave it before it starts, send "tournament leave {record.name} {userid} '
         '<password>".',
         [{"title": "Terms", "lines": terms_lines(ctx, game, record)}],
     )
     if starting:
         start(ctx, record)
+
+
+def _players(count: int) -> str:
+    return f"{count} {'player has' if count == 1 else 'players have'} joined"
 
 
 def leave(ctx, record, userid: str):

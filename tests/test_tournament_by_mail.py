@@ -370,6 +370,7 @@ def test_the_web_view_shows_divisions_crosstables_linking_each_board_and_the_win
 
     h, mails = spring
     app = make_app(h.config)
+    assert '<a href="/tournaments/">Tournaments</a>' in Response(app, "/").body.decode()
     listing = Response(app, "/tournaments/")
     assert listing.status == 200
     assert listing.headers["Content-Security-Policy"] == CSP

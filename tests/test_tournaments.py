@@ -105,6 +105,8 @@ def test_every_problem_of_a_creation_is_listed_at_once(players):
     assert result.printed[0].subject == "Invalid tournament"
     assert "Invalid Tally parameter" in text_
     assert "--start must be later than now (2026-05-01 10:00 UTC)" in text_
+    result, text_ = operator(h, "tournament create x1 tally --players=5 --largest=4")
+    assert "5 players cannot be split into divisions of 3 to 4 players" in text_
     result, text_ = operator(h, "tournament create 9lives tally")
     assert "Tournament names are 2 to 16 characters" in text_
     assert "Say when it starts: --start=YYYY-MM-DD" in text_
@@ -130,7 +132,7 @@ def test_joining_and_leaving_before_the_start(players):
     ok(h, "ann", "tournament join spring ann secret")
     [mail] = fresh(h)[ADDRESS["ann"]]
     assert mail["Subject"] == "Tournament spring: ann joined"
-    assert "ann has joined tournament spring, with 1 players so far." in flat(mail)
+    assert "ann has joined tournament spring; 1 player has joined so far." in flat(mail)
     assert 'send "tournament leave spring ann <password>"' in flat(mail)
     assert "already joined" in refused(h, "ann", "tournament join spring ann secret")
     assert "Invalid password" in refused(h, "ben", "tournament join spring ben wrong")
