@@ -414,10 +414,10 @@ def _digests(ctx, record) -> list[str]:
         last = ctx.store.tournaments.digest_at(record.id, view.number)
         if last is not None and ctx.now - parse_stamp(last) < DIGEST_EVERY:
             continue
-        games = {game.number: game for game in view.games}
+        by_number = {g.number: g for g in view.games}
         results = [
             f"Board {row.number}: {row.white} - {row.black}, "
-            + result_text(games[row.number], view.reasons[row.number])
+            + result_text(by_number[row.number], view.reasons[row.number])
             for row in sorted(new, key=lambda r: (r.finished_at or "", r.number))
         ]
         since = f"since {show_time(last)}" if last else "since the start"
