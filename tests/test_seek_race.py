@@ -65,11 +65,11 @@ def test_racing_seeks_pair_each_seek_once_and_never_a_player_with_themselves(pro
             assert {seeks[u].options["size"] for u in seats} == {json.loads(row.options)["size"]}
         for userid, count in wanted.items():
             seated = sum(userid in seats for seats in boards.values())
-            assert seated + seeks[userid].count == count, f"{userid}'s seeks do not add up"
+            assert seated + seeks[userid].seeking == count, f"{userid}'s seeks do not add up"
         still = [
             Seeker(u, terms_key(s.options, s.server_options), 1600, None)
             for u, s in seeks.items()
-            if s.count > 0
+            if s.seeking > 0
         ]
         assert find_group(still, 2) is None, "two open seeks that match were left unpaired"
     finally:
