@@ -40,7 +40,8 @@ e2e: $(TEST_INSTALLED)
 	PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 $(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[test,e2e]'
 	$(BIN)/python -m pytest -p no:cacheprovider -v e2e
 
-# The reliability suite at full size: 400 racing messages, 240 racing seeks, 60 kills, 10x the fuzzing,
+# The reliability suite at full size: 400 racing messages, 240 racing seeks, 150 racing
+# tournament joins, 60 kills, 10x the fuzzing,
 # 10 variants of each mail bomb under rlimits, 200 clients x 1 MB against `pbm serve`,
 # 200,000 RCPT TO and a NOOP siege of its 32 slots, a 2 GB gzip bomb against `pbm restore`,
 # 2,000 new random games a game in which each engine agrees with its plugin contract (the
@@ -54,7 +55,8 @@ stress: $(TEST_INSTALLED)
 		tests/test_engine_differential.py tests/test_seek_race.py tests/test_seeks.py \
 		tests/test_origin.py tests/test_lockout.py tests/test_confirmation.py \
 		tests/test_reset_codes.py tests/test_password_echo.py \
-		tests/test_answers.py tests/test_seating.py
+		tests/test_answers.py tests/test_seating.py \
+		tests/test_tournament_race.py tests/test_tournament_rules.py
 
 BENCH_INSTALLED := $(VENV)/.installed-bench
 

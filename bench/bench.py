@@ -22,6 +22,8 @@
    a move over SMTP with VERP senders next to one envelope sender a mail.
 9. Replication (bench/replica.py): a move with [replica] wait = on, Litestream's replica on
    this machine, next to the same moves without the wait, through the pipe and pbm serve.
+10. Tournaments (bench/tournaments.py): a tournament's start per board next to a challenge,
+   and a move on a tournament's board next to one on a board of no tournament.
 
 Options: --quick (smaller numbers, for a smoke run), --markdown FILE (write the figures),
 --only SECTIONS, --base CHECKOUT (sections 1 and cpu: that checkout measured alongside).
@@ -55,6 +57,7 @@ from fixtures import LIMITS, populate  # noqa: E402
 from htmlmail import html_mail  # noqa: E402
 from pictures import pictures  # noqa: E402
 from replica import replica_wait  # noqa: E402
+from tournaments import tournaments  # noqa: E402
 from web import web  # noqa: E402
 
 from pbm.cli import cli  # noqa: E402
@@ -620,7 +623,7 @@ def main():
     parser.add_argument(
         "--only",
         help="comma-separated: pipe, cpu, serve, scaling, engines, pictures, htmlmail, web, "
-        "delivery, replica",
+        "delivery, replica, tournaments",
     )
     parser.add_argument(
         "--base", help="another checkout (the code before a change) measured beside this one"
@@ -634,7 +637,8 @@ def main():
     with tempfile.TemporaryDirectory(prefix="pbm-bench-") as tmp:
         work = Path(tmp)
         wanted = (
-            args.only or "pipe,cpu,serve,scaling,engines,pictures,htmlmail,web,delivery,replica"
+            args.only
+            or "pipe,cpu,serve,scaling,engines,pictures,htmlmail,web,delivery,replica,tournaments"
         )
         base = Path(args.base).resolve() if args.base else None
         if "pipe" in wanted:
@@ -663,6 +667,8 @@ def main():
             delivery(report, args.quick)
         if "replica" in wanted:
             replica_wait(report, args.quick, move_script, env_for, _free_port)
+        if "tournaments" in wanted:
+            tournaments(report, args.quick, work)
     if args.markdown:
         write_markdown(Path(args.markdown))
 

@@ -11,7 +11,7 @@ from .game import MoveError, Outcome
 from .grammar import DIGITS_RE
 from .position import FORFEITED, PLAYING, RESIGNED, canonical_ply, replay, scores
 from .ratings import apply_result
-from .store import BoardRecord, PlyRecord
+from .store import BoardRecord, PlyRecord, TournamentTag
 from .timebank import ClockTerms, banks_after, running_seconds
 from .vacations import allowance_seconds, vacation_state
 
@@ -50,6 +50,8 @@ class Board:
         # the mover's): this run's mails still show them.
         self.earlier_comments: list[dict] = []
         self._commented = False
+        self._tournament: TournamentTag | None = None
+        self._tournament_read = False
 
     @classmethod
     def unsaved(cls, ctx, game, options, userids, number):
@@ -96,6 +98,15 @@ class Board:
     @property
     def title_name(self) -> str:
         return f"{self.game.display_name} Board {self.number}"
+
+    @property
+    def tournament(self) -> TournamentTag | None:
+        """The tournament and division the board belongs to (docs/spec/server.md §11.9), or
+        None; read once, when asked."""
+        if not self._tournament_read:
+            self._tournament = self.store.tournaments.tag(self.id) if self.id is not None else None
+            self._tournament_read = True
+        return self._tournament
 
     def on_move_userid(self) -> str | None:
         seat = self.position.to_move()
@@ -214,7 +225,11 @@ class Board:
             self.store.watching.subscribe(self.id, userid)
 
     def is_withdrawal(self, seat: int) -> bool:
-        return self.position.plies_made < self.position.seats and not self.position.has_played(seat)
+        """A departure in the first round from a seat that has not played; never on a
+        tournament's board, whose players chose to play it when they joined (a departure is a
+        lost game there, docs/spec/server.md §11.9)."""
+        first_round = self.position.plies_made < self.position.seats
+        return first_round and not self.position.has_played(seat) and self.tournament is None
 
     def queue_resignation(self, seat: int) -> bool:
         """Out of turn, resign is queued for the user's next turn. True when it already was."""

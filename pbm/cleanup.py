@@ -1,10 +1,11 @@
-"""The cleanup run (docs/spec/server.md §9): nags, forfeits, auto-accepted votes, archiving,
+"""The cleanup run (docs/spec/server.md §9): nags, forfeits, auto-accepted votes, the
+tournaments' starts, losses on time and digests (docs/spec/server.md §11.9), archiving,
 vacations past their allowance, and housekeeping. Each board has its own transaction."""
 
 import logging
 from datetime import timedelta
 
-from . import invitations, seeking
+from . import invitations, seeking, tournamentplay
 from .boards import VOTE_NAMES, Board
 from .bounces import TEMPORARY_WINDOW, unreachable
 from .clock import DAY, parse_stamp, show_time, stamp
@@ -51,6 +52,16 @@ def run_cleanup(server, games=None, mode="full", dry_run=False) -> list[str]:
                 lambda ctx, name=name: report.extend(seeking.cleanup(ctx, ctx.server.games[name])),
                 report,
                 f"seeks of {name}",
+            )
+        for record in server.store.tournaments.to_clean(games):
+            _in_transaction(
+                server,
+                dry_run,
+                lambda ctx, tournament_id=record.id: report.extend(
+                    tournamentplay.clean(ctx, tournament_id)
+                ),
+                report,
+                f"tournament {record.name}",
             )
         _in_transaction(
             server, dry_run, lambda ctx: _archive(ctx, games, report), report, "archiving"

@@ -18,6 +18,7 @@ DEFAULTS = {
         "operator_address": "",
         "bounce_address": "",
         "seek_pairing": "on",
+        "player_tournaments": "off",
     },
     "smtp": {
         "host": "",
@@ -120,6 +121,8 @@ NOTES = {
     "the commit that holds it to the replica; a replica it cannot reach makes mail wait.",
     "replica.timeout": "Seconds a mail waits for Litestream's confirmation before it is "
     "left with the MTA to retry.",
+    "server.player_tournaments": "on|off: whether players may create round-robin "
+    "tournaments by mail (tournament create NAME GAME U P ...); the operator always can.",
 }
 
 
@@ -145,12 +148,14 @@ TEXT_KEYS = {
     "server.seek_pairing",
     "replica.config",
     "replica.wait",
+    "server.player_tournaments",
 }
 CHOICES = {
     "smtp.security": ("none", "ssl", "starttls"),
     "mail.html": ("on", "off"),
     "server.seek_pairing": ("on", "off"),
     "replica.wait": ("on", "off"),
+    "server.player_tournaments": ("on", "off"),
 }
 # Whole numbers where 0 would stop the service rather than lift a limit.
 AT_LEAST_ONE = {

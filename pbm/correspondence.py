@@ -221,7 +221,9 @@ class Correspondence:
     ):
         """Board mails to the audience, each in their own perspective, with this run's
         events (docs/spec/server.md §3.5.2); and the notifiers' mails when the game ended in this
-        run. A board removed in this run gets the notice of its removal instead. With
+        run, and the winners' announcement when it was a tournament's last board
+        (docs/spec/server.md §11.9). A board removed in this run gets the notice of its
+        removal instead. With
         `others_only`, the sender's user (answered otherwise) gets none."""
         if board.removed_event is not None:
             self._announce_removal(board)
@@ -266,6 +268,11 @@ class Correspondence:
                 self.mail_user(
                     userid, title, body, "notify", board=board, html=html, stream="notify"
                 )
+            if board.tournament is not None:
+                # deferred: only the end of a tournament's board needs it
+                from .tournamentplay import board_ended
+
+                board_ended(self, board)
 
     def _announce_removal(self, board):
         game = board.game

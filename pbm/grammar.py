@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from .game import GAME_NAME_RE
-from .serveroptions import SEEK_ONLY, clock_options, seek_options
+from .serveroptions import OWN_OPTIONS, clock_options, seek_options, tournament_options
 
 MAX_COMMAND_CHARS = 512
 MAX_COMMAND_TOKENS = 64
@@ -34,7 +34,7 @@ COMMAND_VOCABULARY = frozenset(
     standings ratings history games show showas replay challenge move board mvoe pass swap resign
     propose undo accept reject queue qmove qboard moveq boardq submit confirm preview chat
     subscribe unsubscribe notify limit seek invite decline digest html export forgot reset subjects
-    invitations seeks""".split()
+    invitations seeks tournament""".split()
 )
 RESERVED_WORDS = COMMAND_VOCABULARY | frozenset(
     "all active inactive next archived tournament standard board new on off none cancel inf".split()
@@ -43,7 +43,7 @@ RESERVED_WORDS = COMMAND_VOCABULARY | frozenset(
 # named so.
 CLI_SUBCOMMANDS = frozenset(
     "init check migrate serve outbox plugins ratings-rebuild cleanup run status backup restore"
-    " receive web robots".split()
+    " receive web robots tournament".split()
 )
 
 
@@ -79,7 +79,7 @@ class CommandSpec:
     min_abbrev: int | None = None
     subword: str | None = None
     takes_options: bool = False
-    # The options of SEEK_ONLY this command takes besides the board's (seek's --rating).
+    # The options of OWN_OPTIONS this command takes besides the board's (seek's --rating).
     own_options: tuple[str, ...] = ()
     min_args: int = 0
     max_args: int | None = None
@@ -200,7 +200,7 @@ def tokenize(text: str) -> list[str]:
     return tokens
 
 
-SERVER_OPTION_NAMES = ("nagtime", "forfeittime", "totaltime", "time", "cap", *SEEK_ONLY)
+SERVER_OPTION_NAMES = ("nagtime", "forfeittime", "totaltime", "time", "cap", *OWN_OPTIONS)
 
 
 def extract_options(tokens, timeouts=(7, 21)):
@@ -253,6 +253,7 @@ def _check_server_options(raw, timeouts):
     try:
         options.update(clock_options(raw))
         options.update(seek_options(raw))
+        options.update(tournament_options(raw))
     except ValueError as error:
         raise GrammarError(str(error)) from error
     return options
@@ -344,7 +345,7 @@ def parse(text: str, games: dict, timeouts=(7, 21)) -> Parsed:
         raise GrammarError(
             f"The {spec.word} command takes no options", game=game, spec=spec, words=args
         )
-    for name, key in SEEK_ONLY.items():
+    for name, key in OWN_OPTIONS.items():
         if key in server_options and name not in spec.own_options:
             raise GrammarError(
                 f"The {spec.word} command takes no --{name} option",

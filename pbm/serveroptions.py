@@ -1,12 +1,14 @@
 """The server options of a board and of a seek (docs/spec/server.md §2.2): the
-correspondence clock's `--time` and `--cap` (docs/spec/server.md §9.5), and a seek's own
-`--rating` and `--days` (docs/spec/server.md §11.2).
+correspondence clock's `--time` and `--cap` (docs/spec/server.md §9.5), a seek's own
+`--rating` and `--days` (docs/spec/server.md §11.2), and a tournament's `--largest`,
+`--start` and `--players` (docs/spec/server.md §11.9).
 
 Each parser takes the option's value as the mail gave it (None for a bare `--time`) and
 returns what is stored, or raises ValueError with the message the sender is shown.
 """
 
 import re
+from datetime import UTC, datetime
 
 DAY_SECONDS = 86400
 HOUR_SECONDS = 3600
@@ -37,6 +39,23 @@ FORFEIT_WITH_TIME_MESSAGE = (
 )
 # The options only `seek` takes, and the key each is stored under among the server options.
 SEEK_ONLY = {"rating": "rating", "days": "seek_days"}
+# The options only `tournament create` takes (docs/spec/server.md §11.9), and their keys.
+TOURNAMENT_ONLY = {"largest": "largest", "start": "start_at", "players": "start_players"}
+# Each command's own options: given to any other command, they are refused by name.
+OWN_OPTIONS = {**SEEK_ONLY, **TOURNAMENT_ONLY}
+MIN_DIVISION = 3  # players of a division: fewer and the tournament is called off
+DEFAULT_LARGEST = 10
+MAX_LARGEST = 20
+# Entrants of one tournament: its start makes every board of every division in one
+# transaction, so this bounds the work one join (the last) can cause.
+MAX_ENTRANTS = 100
+LARGEST_MESSAGE = f"--largest must be between {MIN_DIVISION} and {MAX_LARGEST} players"
+PLAYERS_MESSAGE = f"--players must be between {MIN_DIVISION} and {MAX_ENTRANTS}"
+START_MESSAGE = (
+    "--start must be a date, or a date and a time in UTC "
+    "(e.g. --start=2026-05-01 or --start=2026-05-01T18:00)"
+)
+START_RE = re.compile(r"([0-9]{4})-([0-9]{2})-([0-9]{2})(?:T([0-9]{2}):([0-9]{2}))?")
 
 
 def parse_time(value: str | None) -> tuple[int, int]:
@@ -107,6 +126,35 @@ def seek_options(raw: dict) -> dict:
     if "days" in raw:
         options["seek_days"] = parse_seek_days(raw["days"])
     return options
+
+
+def tournament_options(raw: dict) -> dict:
+    """`tournament create`'s own options: the largest division, and when it starts (a time
+    in UTC, stored as a stamp; a number of players)."""
+    options: dict[str, int | str] = {}
+    if "largest" in raw:
+        options["largest"] = _whole(raw["largest"], MIN_DIVISION, MAX_LARGEST, LARGEST_MESSAGE)
+    if "players" in raw:
+        options["start_players"] = _whole(
+            raw["players"], MIN_DIVISION, MAX_ENTRANTS, PLAYERS_MESSAGE
+        )
+    if "start" in raw:
+        match = START_RE.fullmatch(raw["start"] or "")
+        if not match:
+            raise ValueError(START_MESSAGE)
+        year, month, day, hour, minute = (int(g) if g else 0 for g in match.groups())
+        try:
+            moment = datetime(year, month, day, hour, minute, tzinfo=UTC)
+        except ValueError:
+            raise ValueError(START_MESSAGE) from None
+        options["start_at"] = moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+    return options
+
+
+def _whole(value: str | None, low: int, high: int, message: str) -> int:
+    if not re.fullmatch(r"[0-9]{1,4}", value or "") or not low <= int(value or 0) <= high:
+        raise ValueError(message)
+    return int(value or 0)
 
 
 def options_text(server_options: dict, defaults: dict) -> str:

@@ -22,6 +22,7 @@ def start_board(
     number: int | None = None,
     events=(),
     tell_sender: bool = False,
+    announce: bool = True,
 ) -> Board:
     """A new board of `game` with these seats (in order), the plugin's normalised options
     and the server options (nag, forfeit and total days, the correspondence clock; the
@@ -29,7 +30,9 @@ def start_board(
     or the one an invitation reserved; subscribe-all users as subscribers, the comments
     ((author, text) pairs: the last is kept, this run's mails show all), every seat's
     seeking count minus one, the automatic steps; then the new-board mails, with a
-    spectator's copy to the sender when `tell_sender` and they get none."""
+    spectator's copy to the sender when `tell_sender` and they get none. Without
+    `announce` the caller tells the players (a tournament's start mails each player once
+    with all their boards, docs/spec/server.md §11.9)."""
     defaults = ctx.server.timeout_defaults()
     board_id = ctx.store.boards.create(
         game=game.name,
@@ -59,8 +62,11 @@ def start_board(
     board.settle()
     for userid in set(userids):
         ctx.store.users.decrement_seeking(game.name, userid)
-    intro = f"A new {game.display_name} board ({board.number}) has been started."
-    ctx.announce(board, new=True, title=intro, spectator_to_sender=tell_sender, kind="new_board")
+    if announce:
+        intro = f"A new {game.display_name} board ({board.number}) has been started."
+        ctx.announce(
+            board, new=True, title=intro, spectator_to_sender=tell_sender, kind="new_board"
+        )
     return board
 
 

@@ -301,6 +301,7 @@ def board_context(
     rows = None if (full_moves or finished) else board.game.move_rows
     return {
         "title": title,
+        "tournament_line": tournament_line(board),
         "options_line": options_line(board.game, board.options, position.seats),
         "events": list(events),
         "state_line": state_line(board, position, result),
@@ -330,6 +331,12 @@ def board_context(
         "position": position,
         "perspective": perspective,
     }
+
+
+def tournament_line(board) -> str:
+    """The tag of a tournament's board in its every mail (docs/spec/server.md §11.9)."""
+    tag = board.tournament
+    return f"Tournament {tag.name}, division {tag.division}." if tag is not None else ""
 
 
 def _board_text(ctx, game, state, perspective, view: dict) -> str:

@@ -44,6 +44,9 @@ WRONG_PASSWORD = [
     "subjects alice wrong pbmserv",
     "digest alice wrong on",
     "html alice wrong on",
+    "tournament create spring knightpanic alice wrong --players=3",
+    "tournament join spring alice wrong",
+    "tournament leave spring alice wrong",
 ]
 
 

@@ -24,6 +24,7 @@ MODULES = {
     "recovery": ("forgot", "reset"),
     "seeks": ("seek", "seeks"),
     "settings": ("digest", "html", "limit", "subjects", "vacation"),
+    "tournaments": ("tournament",),
     "votes": ("accept", "propose", "reject", "undo"),
     "watch": ("broadcast", "chat", "message", "notify", "subscribe", "unsubscribe"),
 }

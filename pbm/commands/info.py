@@ -336,8 +336,6 @@ def _select(ctx, args, default, userids=(), game=None):
     selector = exclusive[0] if exclusive else (selectors[0] if selectors else default)
     if selector == "next" and not userids:
         ctx.abort("The next selector needs at least one userid")
-    if selector == "tournament":
-        return []
     rows = ctx.store.boards.of_game(game.name, userids, include_archived=selector == "archived")
     boards = []
     for row in rows:
@@ -349,6 +347,8 @@ def _select(ctx, args, default, userids=(), game=None):
             continue
         board = Board(ctx, row)
         if selector == "next" and board.on_move_userid() not in userids:
+            continue
+        if selector == "tournament" and board.tournament is None:
             continue
         boards.append(board)
     return boards

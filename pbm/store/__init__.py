@@ -2,7 +2,8 @@
 runs, by concern.
 
 `Store` holds the connection and its transactions; `store.users`, `store.boards`,
-`store.votes`, `store.watching`, `store.ratings`, `store.limits`, `store.outbox`, `store.tokens`, `store.robots`, `store.invitations` and `store.seeks`
+`store.votes`, `store.watching`, `store.ratings`, `store.limits`, `store.outbox`,
+`store.tokens`, `store.robots`, `store.invitations`, `store.seeks` and `store.tournaments`
 hold the queries of one concern each and hand out rows as the records of `records`.
 """
 
@@ -28,6 +29,10 @@ from .records import (
     RobotRecord,
     SeekRecord,
     SubmissionRecord,
+    TournamentBoardRecord,
+    TournamentEntrantRecord,
+    TournamentRecord,
+    TournamentTag,
     UserRecord,
     VacationRecord,
     VoteRecord,
@@ -54,6 +59,10 @@ __all__ = [
     "SeekRecord",
     "Store",
     "SubmissionRecord",
+    "TournamentBoardRecord",
+    "TournamentEntrantRecord",
+    "TournamentRecord",
+    "TournamentTag",
     "UserRecord",
     "VacationRecord",
     "VoteRecord",

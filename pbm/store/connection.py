@@ -19,6 +19,7 @@ from .ratings import Ratings
 from .robots import Robots
 from .seeks import Seeks
 from .tokens import ReplyTokens
+from .tournaments import Tournaments
 from .users import Users
 from .votes import Votes
 from .watching import Watching
@@ -85,6 +86,7 @@ class Store:
         self.delivery = Delivery(self)
         self.invitations = Invitations(self)
         self.seeks = Seeks(self)
+        self.tournaments = Tournaments(self)
 
     @property
     def db(self):

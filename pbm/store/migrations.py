@@ -543,3 +543,66 @@ def m016_reply_tokens_by_message_id(db):
     carried it."""
     db["reply_tokens"].add_column("message_id", str)
     db["reply_tokens"].create_index(["message_id"])
+
+
+@_core_step
+def m017_tournaments(db):
+    """Round-robin tournaments (docs/spec/server.md §11.9): each tournament and its terms,
+    who joined (and their division once it starts, and whether they left), the boards of
+    each division with their seats as paired, and when each division's digest last went
+    out. The standings are not stored: they derive from the boards' results."""
+    db["tournaments"].create(
+        {
+            "id": int,
+            "name": str,
+            "game": str,
+            "options": str,
+            "server_options": str,
+            "largest": int,
+            "start_at": str,
+            "start_players": int,
+            "creator": str,
+            "status": str,
+            "created_at": str,
+            "started_at": str,
+            "ended_at": str,
+        },
+        pk="id",
+        not_null={"name", "game", "options", "server_options", "largest", "status", "created_at"},
+    )
+    db["tournaments"].create_index(["name"], unique=True)
+    db["tournaments"].create_index(["status", "start_at"])
+    db["tournament_entrants"].create(
+        {
+            "tournament_id": int,
+            "userid": str,
+            "joined_at": str,
+            "division": int,
+            "rating": int,
+            "status": str,
+            "left_at": str,
+        },
+        pk=("tournament_id", "userid"),
+        foreign_keys=[("tournament_id", "tournaments", "id"), ("userid", "users", "userid")],
+        not_null={"joined_at", "status"},
+    )
+    db["tournament_entrants"].create_index(["userid"])
+    db["tournament_boards"].create(
+        {
+            "board_id": int,
+            "tournament_id": int,
+            "division": int,
+            "white": str,
+            "black": str,
+            "reported_at": str,
+        },
+        pk="board_id",
+        foreign_keys=[("board_id", "boards", "id"), ("tournament_id", "tournaments", "id")],
+        not_null={"tournament_id", "division", "white", "black"},
+    )
+    db["tournament_boards"].create_index(["tournament_id", "division"])
+    db["tournament_divisions"].create(
+        {"tournament_id": int, "division": int, "digest_at": str},
+        pk=("tournament_id", "division"),
+        foreign_keys=[("tournament_id", "tournaments", "id")],
+    )

@@ -350,3 +350,53 @@ class UnsubscribeTokenRecord(Record):
     stream: str
     game: str | None
     number: int | None
+
+
+class TournamentRecord(Record):
+    """A round-robin tournament (docs/spec/server.md §11.9) and its terms."""
+
+    id: int
+    name: str
+    game: str
+    options: dict  # the plugin's, normalised for two seats
+    server_options: dict  # every board's: nag, forfeit and total days, the clock
+    largest: int  # the largest division
+    start_at: str | None  # it starts then, with whoever has joined
+    start_players: int | None  # it starts as soon as this many have joined
+    creator: str | None  # None: the operator
+    status: str  # open, running, finished, called_off
+    created_at: str
+    started_at: str | None
+    ended_at: str | None
+
+
+class TournamentEntrantRecord(Record):
+    tournament_id: int
+    userid: str
+    joined_at: str
+    division: int | None  # from the start
+    rating: int | None  # the rating the divisions were sorted by
+    status: str  # playing; left (after the start); timed_out (two losses on time)
+    left_at: str | None
+
+
+class TournamentBoardRecord(Record):
+    """A board of a tournament's division, its seats as paired, and how it stands."""
+
+    board_id: int
+    tournament_id: int
+    division: int
+    white: str
+    black: str
+    reported_at: str | None  # when a digest or the final mail reported its end
+    number: int  # the board's number in the tournament's game
+    status: str  # the board's: active, finished
+    finished_at: str | None
+
+
+class TournamentTag(Record):
+    """What a board mail says of the tournament the board belongs to."""
+
+    tournament_id: int
+    name: str
+    division: int

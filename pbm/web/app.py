@@ -15,7 +15,7 @@ from ..grammar import DIGITS_RE, USERID_RE
 from ..store import Store
 from ..templating import html_environment
 from ..unsubscribe import turn_off
-from . import pages
+from . import pages, tournaments
 
 log = logging.getLogger("pbm.web")
 
@@ -150,6 +150,10 @@ class WebView:
         parts = path.split("/")[1:]
         if parts == [""]:
             return self._page("index.html", pages.index(reading))
+        if parts[0] == "tournaments" and len(parts) == 2:
+            if parts[1] == "":
+                return self._page("tournaments.html", tournaments.index(reading))
+            return self._page("tournament.html", tournaments.tournament(reading, parts[1]))
         if len(parts) == 2 and parts[0] == "players":
             if not USERID_RE.fullmatch(parts[1]):
                 not_found("There is no such player here.")
