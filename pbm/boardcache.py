@@ -20,6 +20,7 @@ from typing import NamedTuple
 from .position import Position
 
 BOARDS_KEPT = 256  # a few hundred boards in play at once; each keeps its log and state
+DRAWINGS_KEPT = 64  # text boards and pictures of the last states drawn
 
 
 class KeptBoard(NamedTuple):
@@ -77,3 +78,26 @@ class BoardCache:
 
     def rolled_back(self) -> None:
         self.staged.clear()
+
+
+class Drawings(OrderedDict):
+    """Boards drawn, as text and as pictures, by state (its id: each entry holds its state,
+    so no other state can have that id while it is kept), perspective and view; shared by
+    the commands of one server, so that a state is drawn once however many recipients and
+    commands show it (summary.py, htmlmail.py). States are never changed in place."""
+
+    def __init__(self, size: int = DRAWINGS_KEPT):
+        super().__init__()
+        self.size = size
+
+    def __setitem__(self, key, value):
+        super().__setitem__(key, value)
+        self.move_to_end(key)
+        while len(self) > self.size:
+            self.popitem(last=False)
+
+
+def view_of(game, perspective):
+    """The perspective a drawing depends on: none for a game that shows every reader the
+    same board (BaseGame.same_view_for_all)."""
+    return None if game.same_view_for_all else perspective

@@ -97,6 +97,7 @@ class Table:
 class KnightLine(BaseGame):
     name = "knightline"
     display_name = "KnightLine"
+    same_view_for_all = True  # no hidden information: one board for every reader
     player_names = PLAYER_NAMES
     seat_symbols = LETTERS
     min_players = 2

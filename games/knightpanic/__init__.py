@@ -133,6 +133,7 @@ class Pieces:
 class KnightPanic(BaseGame):
     name = "knightpanic"
     display_name = "KnightPanic"
+    same_view_for_all = True  # no hidden information: one board for every reader
     player_names = PLAYER_NAMES
     seat_symbols = SYMBOLS
     min_players = 2

@@ -75,6 +75,7 @@ class KnightVisionPieces:
 class KnightVision(BaseGame):
     name = "knightvision"
     display_name = "KnightVision"
+    same_view_for_all = True  # no hidden information: one board for every reader
     player_names = COLOURS
     seat_symbols = KNIGHT_SYMBOLS
     min_players = 2

@@ -71,6 +71,7 @@ def _engine_of_rows(board: RhombusBoard, rows: list[str]) -> LoxEngine:
 class Lox(BaseGame):
     name = "lox"
     display_name = "Lox"
+    same_view_for_all = True  # no hidden information: one board for every reader
     player_names = ("Red", "Blue")
     seat_symbols = STONES
     min_players = 2

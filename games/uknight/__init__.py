@@ -149,6 +149,7 @@ class UknightPieces:
 class Uknight(BaseGame):
     name = "uknight"
     display_name = "Uknight"
+    same_view_for_all = True  # no hidden information: one board for every reader
     player_names = COLOURS
     seat_symbols = PLAIN
     min_players = 2
