@@ -33,13 +33,20 @@ class Board:
         self.clock = ClockTerms.of_board(row)  # the correspondence clock, or None
         stored = row.id is not None
         self.seat_userids = self.store.boards.seat_userids(row.id) if stored else seat_userids
-        self.plies = self.store.boards.plies(row.id) if stored else list(plies or [])
-        snapshot = None
-        if row.snapshot_state is not None:
-            snapshot = (row.snapshot_ply, json.loads(row.snapshot_state))
-        self.position = replay(
-            self.game, self.options, self.seat_userids, row.seed, self.plies, snapshot=snapshot
-        )
+        kept = ctx.server.board_cache.position(row, self.seat_userids) if stored else None
+        if kept is not None:
+            self.position = kept
+        else:
+            plies = self.store.boards.plies(row.id) if stored else list(plies or [])
+            snapshot = None
+            if row.snapshot_state is not None:
+                snapshot = (row.snapshot_ply, json.loads(row.snapshot_state))
+            self.position = replay(
+                self.game, self.options, self.seat_userids, row.seed, plies, snapshot=snapshot
+            )
+            if stored:
+                ctx.server.board_cache.stage(row, self.seat_userids, self.position)
+        self.plies = self.position.plies
         self.events: list[str] = []  # what happened in this run, for the board mails
         self.auto_from: int | None = None  # first ply the automatic steps made in this run
         self.finished_now = False
@@ -459,6 +466,7 @@ class Board:
 
     def save_snapshot(self):
         self.store.boards.save_snapshot(self.id, self.position.plies_made, self.position.state)
+        self.ctx.server.board_cache.stage(self.row, self.seat_userids, self.position)
 
     def reload(self):
         """Replay from the log after plies were set aside (undo, withdrawal)."""

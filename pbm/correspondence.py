@@ -43,9 +43,9 @@ class Correspondence:
         self.issue_token = issue_token
         self.mails: list[Mail] = []
         self.userid: str | None = None  # the authenticated user, for the tokens of answers
-        # Boards drawn in this run, as text and as pictures, by state and perspective: each
-        # once, however many recipients share them (summary.py, htmlmail.py).
-        self.drawn: dict = {}
+        # Boards drawn, as text and as pictures: each once, however many recipients and
+        # commands of the server share them (boardcache.Drawings).
+        self.drawn = server.drawn
 
     def render(self, template: str, **values) -> str:
         return self.server.render(template, **values)

@@ -16,6 +16,7 @@ from html import escape as html_escape
 
 from . import commands  # noqa: F401  (the grammar loads each command module on demand)
 from .answers import Answering, Cost, OverCeiling, answer_command, cost_of
+from .boardcache import BoardCache, Drawings
 from .bounces import clear_on_mail, working_addresses
 from .clock import DAY, HOUR, now, parse_stamp, show_time, stamp
 from .context import Context, operator_only_message
@@ -93,6 +94,8 @@ class Server:
         )
         self.templates = text_environment(config.home, load_game)
         self.issue_token = TokenIssuer(store, config)
+        self.board_cache = BoardCache(store)
+        self.drawn = Drawings()
         if games is None:
             self.games = GameCatalog(on_load=self._use_game)
         else:

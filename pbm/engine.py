@@ -12,9 +12,12 @@ move the seat on move may make, "pass" included when the rules allow one, volunt
 forced, so that a game always goes on until outcome() is known.
 """
 
+import marshal
+import threading
 from abc import ABC, abstractmethod
-from collections.abc import Hashable, Iterable
-from typing import Protocol
+from collections import OrderedDict
+from collections.abc import Callable, Hashable, Iterable
+from typing import Generic, Protocol, TypeVar
 
 from .outcome import Outcome, State
 
@@ -102,3 +105,76 @@ class ContractEngine(Engine):
 
     def state(self) -> State:
         return self._state
+
+
+E = TypeVar("E", bound=Engine)
+STATES_KEPT = 16  # a server move asks about two or three states, a playout about one a ply
+# Version 2 writes no back-references, which depend on reference counts: the same value
+# gives the same bytes whoever else holds its parts.
+MARSHAL_VERSION = 2
+
+
+def _fingerprint(state: State) -> bytes | None:
+    """Bytes equal for equal states (and only for equal ones), or None for a state holding
+    something marshal cannot write (never kept)."""
+    try:
+        return marshal.dumps(state, MARSHAL_VERSION)
+    except ValueError:
+        return None
+
+
+class StateEngines(Generic[E]):
+    """The engines of the last few JSON states a game was asked about, so that its plugin
+    contract (legal_moves, forced_move, apply_move on JSON states) does not build its
+    engine from the JSON again for every call on the same state: apply_move keeps the
+    engine it played for the state it returns, which the next call is asked about.
+
+    A state is recognised by identity and checked by value against its marshal bytes taken
+    when it was kept (C speed, and equal bytes are equal values): a state someone changed in
+    place is built again, never served stale. The engines kept are never played on: `of`
+    gives one to read, `fresh` a copy to play on.
+    Shared by the threads of a server (readers, the writer, robots): a lock keeps the order.
+    """
+
+    def __init__(self, build: Callable[[State], E], size: int = STATES_KEPT) -> None:
+        self.build = build
+        self.size = size
+        self._kept: OrderedDict[int, tuple[State, bytes, E]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def of(self, state: State) -> E:
+        """The engine of the state, to read only (never played on)."""
+        key = id(state)
+        with self._lock:
+            entry = self._kept.get(key)
+            if entry is not None and entry[0] is state:
+                self._kept.move_to_end(key)
+        if entry is not None and entry[0] is state and _fingerprint(state) == entry[1]:
+            return entry[2]
+        engine = self.build(state)
+        self.keep(state, engine)
+        return engine
+
+    def fresh(self, state: State) -> E:
+        """An engine of the state to play on."""
+        twin: E = self.of(state).copy()  # type: ignore[assignment]  # copy() is the same class
+        return twin
+
+    def made(self, engine: E) -> State:
+        """The state of an engine just played on, kept with the engine (which the caller
+        then leaves alone): what apply_move returns."""
+        state = engine.state()
+        self.keep(state, engine)
+        return state
+
+    def keep(self, state: State, engine: E) -> None:
+        """Remember the engine of a state; neither may be changed afterwards."""
+        fingerprint = _fingerprint(state)
+        if fingerprint is None:
+            return
+        entry = (state, fingerprint, engine)
+        with self._lock:
+            self._kept[id(state)] = entry
+            self._kept.move_to_end(id(state))
+            while len(self._kept) > self.size:
+                self._kept.popitem(last=False)

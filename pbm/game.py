@@ -206,6 +206,9 @@ class BaseGame(ABC):
     max_players = 2
     swap_after: int | None = None
     visible_moves = True
+    # True when render_board and drawing show every perspective the same board (a game
+    # without hidden information): the server then draws a state once for all its readers.
+    same_view_for_all = False
     move_rows = 4
     move_layout = "columns"
     templates: "jinja2.Environment | None" = None  # set by the core

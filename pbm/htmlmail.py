@@ -5,6 +5,7 @@ plain-text reader sees what every board mail said before pictures."""
 import secrets
 from dataclasses import dataclass
 
+from .boardcache import view_of
 from .headers import HeaderError, checked_header
 from .templating import html_environment
 
@@ -84,7 +85,7 @@ def picture_alt(board, position, last: str | None, state_line: str) -> str:
 
 
 def _picture(ctx, game, state, perspective, last: str | None) -> Picture | None:
-    key = ("picture", game.name, id(state), perspective, last)
+    key = ("picture", game.name, id(state), view_of(game, perspective), last)
     if key not in ctx.drawn:
         # deferred: Pillow costs more to import than a text-only mail command takes
         from .pictures import board_png

@@ -2,6 +2,7 @@
 
 from datetime import timedelta
 
+from .boardcache import view_of
 from .bounces import reachability_lines
 from .clock import parse_stamp, show_duration, show_time
 from .game import format_option
@@ -340,9 +341,9 @@ def tournament_line(board) -> str:
 
 
 def _board_text(ctx, game, state, perspective, view: dict) -> str:
-    """The plugin's text board, rendered once per state, perspective and view in this run
-    however many recipients share them (states are never changed in place)."""
-    key = ("text", game.name, id(state), perspective, repr(sorted(view.items())))
+    """The plugin's text board, rendered once per state, perspective and view however many
+    recipients and commands of a server share them (boardcache.Drawings)."""
+    key = ("text", game.name, id(state), view_of(game, perspective), repr(sorted(view.items())))
     if key not in ctx.drawn:
         ctx.drawn[key] = (state, game.render_board(state, perspective, **view))
     return ctx.drawn[key][1]

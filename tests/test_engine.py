@@ -1,6 +1,7 @@
 """The search contract (docs/spec/server.md §10.5): every game's engine follows its plugin
 contract move for move, and a copy is independent of its original."""
 
+import json
 import random
 
 import pytest
@@ -45,3 +46,54 @@ def test_a_copy_plays_on_without_touching_its_original(name):
     copy.play(copy.legal_moves()[0])
     assert engine.state() == before
     assert copy.state() != before
+
+
+def _random_state(game, plies: int, seed: int):
+    rng = random.Random(seed)
+    options = game.parse_options({}, game.min_players)
+    state = game.initial_state(options, game.min_players, seed)
+    for _ in range(plies):
+        seat = game.to_move(state)
+        if seat is None:
+            break
+        moves = list(game.legal_moves(state, seat)) or [game.forced_move(state)]
+        state = game.apply_move(state, seat, rng.choice(moves))
+    return state
+
+
+@pytest.mark.parametrize("name", sorted(GAMES))
+def test_the_contract_answers_for_a_state_changed_in_place_not_for_the_engine_kept(name):
+    """The engines kept for the states apply_move returned (pbm.engine.StateEngines) never
+    answer for a state someone has changed since: the same dict, other contents."""
+    game = GAMES[name]
+    state = _random_state(game, 6, 3)
+    other = _random_state(game, 9, 4)
+    seat = game.to_move(state)
+    assert seat is not None
+    listed = list(game.legal_moves(state, seat))  # the kept engine answers
+    fresh_other = json.loads(json.dumps(other))
+    state.clear()
+    state.update(json.loads(json.dumps(other)))  # the same object, another position
+    other_seat = game.to_move(state)
+    assert list(game.legal_moves(state, other_seat)) == list(
+        game.legal_moves(fresh_other, other_seat)
+    )
+    assert game.forced_move(state) == game.forced_move(fresh_other)
+    assert game.engine(state).state() == game.engine(fresh_other).state()
+    assert listed  # the first answer came from a position with moves
+
+
+@pytest.mark.parametrize("name", sorted(GAMES))
+def test_the_engine_a_game_hands_out_is_its_own_to_play_on(name):
+    """game.engine gives a fresh engine every time: playing on it changes neither the state
+    nor what the contract says about it."""
+    game = GAMES[name]
+    state = _random_state(game, 1, 5)
+    before = json.dumps(state, sort_keys=True)
+    seat = game.to_move(state)
+    listed = list(game.legal_moves(state, seat))
+    engine = game.engine(state)
+    engine.play(engine.legal_moves()[0])
+    assert json.dumps(state, sort_keys=True) == before
+    assert list(game.legal_moves(state, seat)) == listed
+    assert game.engine(state).state() == state

@@ -300,3 +300,27 @@ def test_every_built_in_game_declares_the_symbols_its_board_legend_shows(name):
     state = played.initial_state(played.parse_options({}, seats), seats, 0)
     legend = f"{' '.join(played.seat_symbols)}  {', '.join(played.player_names[:seats])} "
     assert any(line.startswith(legend) for line in played.render_board(state, None).split("\n"))
+
+
+@pytest.mark.parametrize("name", BUILT_IN)
+def test_a_game_that_shows_everyone_the_same_board_does(name):
+    """same_view_for_all lets the server draw a state once for every reader: each
+    perspective's text board and picture must then be the same, all along a random game."""
+    import random
+
+    played = get_games()[name]
+    assert played.same_view_for_all
+    seats = played.max_players
+    rng = random.Random(name)
+    state = played.initial_state(played.parse_options({}, seats), seats, 3)
+    last = None
+    for _ in range(30):
+        views = [None, *range(seats)]
+        assert len({played.render_board(state, view) for view in views}) == 1
+        assert len({repr(played.drawing(state, view, last)) for view in views}) == 1
+        seat = played.to_move(state)
+        if seat is None:
+            break
+        moves = list(played.legal_moves(state, seat)) or [played.forced_move(state)]
+        last = rng.choice(moves)
+        state = played.apply_move(state, seat, last)

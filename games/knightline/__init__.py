@@ -10,6 +10,7 @@ import math
 from typing import NamedTuple
 
 from pbm import drawing, hookimpl
+from pbm.engine import StateEngines
 from pbm.game import BaseGame, Flag, MoveError, Number
 
 from .engine import PLAYER_NAMES, WHITE, KnightLineEngine, cell_index, cell_of
@@ -96,6 +97,7 @@ class Table:
 class KnightLine(BaseGame):
     name = "knightline"
     display_name = "KnightLine"
+    same_view_for_all = True  # no hidden information: one board for every reader
     player_names = PLAYER_NAMES
     seat_symbols = LETTERS
     min_players = 2
@@ -123,6 +125,9 @@ class KnightLine(BaseGame):
         ),
     )
 
+    def __init__(self):
+        self._engines = StateEngines(KnightLineEngine.from_state)
+
     # -- state ---------------------------------------------------------------------
 
     def initial_state(self, options, players, seed):
@@ -147,7 +152,7 @@ class KnightLine(BaseGame):
     # -- rules: all through the engine (games/knightline/engine.py) -----------------
 
     def engine(self, state):
-        return KnightLineEngine.from_state(state)
+        return self._engines.fresh(state)
 
     @staticmethod
     def _is_setup_turn(table, seat) -> bool:
@@ -161,8 +166,8 @@ class KnightLine(BaseGame):
     def legal_moves(self, state, seat):
         if self.to_move(state) != seat:
             return []
-        engine = self.engine(state)
-        return [engine.move_text(move) for move in sorted(engine.moves_of(seat))]
+        engine = self._engines.of(state)
+        return engine.move_texts_of(seat)
 
     def can_pass(self, state, seat):
         return False
@@ -181,14 +186,14 @@ class KnightLine(BaseGame):
 
     def forced_move(self, state):
         seat = self.to_move(state)
-        if seat is None or self.engine(state).has_move(seat):
+        if seat is None or self._engines.of(state).has_move(seat):
             return None
         return "pass"
 
     def apply_move(self, state, seat, move):
-        engine = self.engine(state)
+        engine = self._engines.fresh(state)
         engine.play_as(seat, engine.parse_text(move))
-        return engine.state()
+        return self._engines.made(engine)
 
     # -- move input ------------------------------------------------------------------
 

@@ -14,6 +14,8 @@ knight direction << 5 | K), a set-up turn cell << 8 (K = 0), a pass the string "
 text is built only in move_text.
 """
 
+import functools
+
 from pbm.engine import Engine
 
 from .notation import CELL_RE, MOVE_RE, cell_text, leading_cell_text, move_text
@@ -34,6 +36,7 @@ KNIGHT_DIRECTIONS = tuple(
 NEIGHBOUR_OFFSETS = tuple(dx * W + dy for dx in (-1, 0, 1) for dy in (-1, 0, 1) if dx or dy)
 LINE_STEPS = (W, 1, W + 1, W - 1)  # (1, 0), (0, 1), (1, 1), (1, -1), the order lines are judged in
 COUNT_BITS = 31
+COUNT_TEXTS = tuple(str(count) for count in range(COUNT_BITS + 1))
 
 
 def cell_index(x: int, y: int) -> int:
@@ -42,6 +45,12 @@ def cell_index(x: int, y: int) -> int:
 
 def cell_of(index: int) -> tuple[int, int]:
     return index // W - R, index % W - R
+
+
+@functools.cache
+def _prefix(source: int, offset: int) -> str:
+    """The text of a move from source by a knight's offset, up to its count."""
+    return move_text(cell_of(source), cell_of(source + offset), "")
 
 
 class KnightLineEngine(Engine):
@@ -292,6 +301,23 @@ class KnightLineEngine(Engine):
             return leading_cell_text(cell_of(source))
         destination = source + KNIGHT_OFFSETS[(move >> 5) & 7]
         return move_text(cell_of(source), cell_of(destination), count)
+
+    def move_texts_of(self, seat) -> list[str]:
+        """The move texts of moves_of(seat) in the order of the sorted moves (by source,
+        direction, count): the moves of one stack in one direction share their text up to
+        the count."""
+        if self.grey is not None and not self.placed[seat]:
+            return [self.move_text(move) for move in sorted(self.moves_of(seat))]
+        frontier, height = self.frontier, self.height
+        restricted = self.players == 2 and seat == WHITE and self.placed[WHITE] == 1
+        texts = []
+        extend = texts.extend
+        for source in sorted(self.movable[seat]):
+            counts = COUNT_TEXTS[1 : 2 if restricted else height[source]]
+            for offset in KNIGHT_OFFSETS:  # in the order of their direction numbers
+                if source + offset in frontier:
+                    extend(map(_prefix(source, offset).__add__, counts))
+        return texts
 
     def last_text(self, move) -> str:
         return move if isinstance(move, str) else self.move_text(move)

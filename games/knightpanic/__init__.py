@@ -11,6 +11,7 @@ import math
 from typing import NamedTuple
 
 from pbm import drawing, hookimpl
+from pbm.engine import StateEngines
 from pbm.game import BaseGame, MoveError, Number, Switch
 
 from .engine import (
@@ -132,6 +133,7 @@ class Pieces:
 class KnightPanic(BaseGame):
     name = "knightpanic"
     display_name = "KnightPanic"
+    same_view_for_all = True  # no hidden information: one board for every reader
     player_names = PLAYER_NAMES
     seat_symbols = SYMBOLS
     min_players = 2
@@ -148,6 +150,9 @@ class KnightPanic(BaseGame):
             "and ignored in 2D",
         ),
     )
+
+    def __init__(self):
+        self._engines = StateEngines(KnightPanicEngine.from_state)
 
     # -- state ---------------------------------------------------------------------
 
@@ -328,18 +333,18 @@ class KnightPanic(BaseGame):
     # -- rules: all through the engine (games/knightpanic/engine.py) ----------------
 
     def engine(self, state):
-        return KnightPanicEngine.from_state(state)
+        return self._engines.fresh(state)
 
     def legal_moves(self, state, seat):
         if self.to_move(state) != seat:
             return []
-        engine = self.engine(state)
+        engine = self._engines.of(state)
         return [engine.move_text(move) for move in sorted(engine.legal_moves())]
 
     def apply_move(self, state, seat, move):
-        engine = self.engine(state)
+        engine = self._engines.fresh(state)
         engine.play_as(seat, engine.parse_text(move))
-        return engine.state()
+        return self._engines.made(engine)
 
     # -- display ---------------------------------------------------------------------
 

@@ -18,6 +18,7 @@ import re
 from games.hexgrid import Cell, RhombusBoard, cells_between, hex_picture, line_direction
 from games.knightvision.engine import STACK_THRESHOLD, KnightVisionEngine
 from pbm import drawing, hookimpl
+from pbm.engine import StateEngines
 from pbm.game import BaseGame, MoveError, Number
 
 WHITE, BLACK = 0, 1
@@ -82,6 +83,7 @@ class KnightVisionPieces:
 class KnightVision(BaseGame):
     name = "knightvision"
     display_name = "KnightVision"
+    same_view_for_all = True  # no hidden information: one board for every reader
     player_names = COLOURS
     seat_symbols = KNIGHT_SYMBOLS
     min_players = 2
@@ -93,6 +95,9 @@ class KnightVision(BaseGame):
     move_layout = "lines"
 
     options = (Number("size", DEFAULT_SIZE, "board size", low=MIN_SIZE, high=MAX_SIZE),)
+
+    def __init__(self):
+        self._engines = StateEngines(KnightVisionEngine.from_state)
 
     # -- state ---------------------------------------------------------------------
 
@@ -115,19 +120,19 @@ class KnightVision(BaseGame):
         )
 
     def forced_move(self, state):
-        if self.to_move(state) is None or KnightVisionEngine.from_state(state).actions():
+        if self.to_move(state) is None or self._engines.of(state).actions():
             return None
         return "pass"
 
     # -- moves ---------------------------------------------------------------------
 
     def engine(self, state) -> KnightVisionEngine:
-        return KnightVisionEngine.from_state(state)
+        return self._engines.fresh(state)
 
     def legal_moves(self, state, seat):
         if self.to_move(state) != seat:
             return []
-        engine = KnightVisionEngine.from_state(state)
+        engine = self._engines.of(state)
         return [engine.move_text(move) for move in engine.actions()]
 
     def parse_move(self, state, seat, text):
@@ -230,10 +235,10 @@ class KnightVision(BaseGame):
         return f"{name(start)}x{name(landing)}"
 
     def apply_move(self, state, seat, move):
-        engine = KnightVisionEngine.from_state(state)
+        engine = self._engines.fresh(state)
         engine.seat = seat
         engine.play(move if move == "pass" else self._engine_move(engine, move))
-        return engine.state()
+        return self._engines.made(engine)
 
     @staticmethod
     def _engine_move(engine: KnightVisionEngine, move: str):

@@ -15,6 +15,7 @@ import re
 from games.hexgrid import Cell, RhombusBoard, cell_tables, hex_picture
 from games.lox.engine import LoxEngine, layout
 from pbm import drawing, hookimpl
+from pbm.engine import StateEngines
 from pbm.game import BaseGame, Flag, MoveError, Number
 
 RED, BLUE = 0, 1
@@ -70,6 +71,7 @@ def _engine_of_rows(board: RhombusBoard, rows: list[str]) -> LoxEngine:
 class Lox(BaseGame):
     name = "lox"
     display_name = "Lox"
+    same_view_for_all = True  # no hidden information: one board for every reader
     player_names = ("Red", "Blue")
     seat_symbols = STONES
     min_players = 2
@@ -88,6 +90,9 @@ class Lox(BaseGame):
             "and - for Blue",
         ),
     )
+
+    def __init__(self):
+        self._engines = StateEngines(LoxEngine.from_state)
 
     # -- state ---------------------------------------------------------------------
 
@@ -137,13 +142,12 @@ class Lox(BaseGame):
     # -- moves ---------------------------------------------------------------------
 
     def engine(self, state) -> LoxEngine:
-        return LoxEngine.from_state(state)
+        return self._engines.fresh(state)
 
     def legal_moves(self, state, seat):
         if self.to_move(state) != seat:
             return []
-        engine = LoxEngine.from_state(state)
-        return [engine.move_text(move) for move in engine.placements()]
+        return self._engines.of(state).placement_texts()
 
     def can_pass(self, state, seat):
         # docs/spec/games/lox.md §4.2: a pass is only ever forced, and the server plays it
@@ -156,7 +160,7 @@ class Lox(BaseGame):
         )
 
     def forced_move(self, state):
-        if self.to_move(state) is None or LoxEngine.from_state(state).placements():
+        if self.to_move(state) is None or self._engines.of(state).placements():
             return None
         return "pass"
 
@@ -227,10 +231,10 @@ class Lox(BaseGame):
         )
 
     def apply_move(self, state, seat, move):
-        engine = LoxEngine.from_state(state)
+        engine = self._engines.fresh(state)
         engine.seat = seat
         engine.play(move if move == "pass" else self._index(state, move.removeprefix("x")))
-        return engine.state()
+        return self._engines.made(engine)
 
     def _index(self, state, name: str) -> int:
         board = self.board(state)

@@ -16,6 +16,7 @@ for.
 
 import functools
 from itertools import compress
+from operator import itemgetter
 
 from games.hexgrid import RhombusBoard, cell_tables
 from pbm.engine import Engine
@@ -27,6 +28,7 @@ SYMBOLS = {".": EMPTY, "R": RED, "B": BLUE}
 STONES = ("R", "B")
 DIGITS = "0123456789"
 PASS = "pass"
+SYMBOL_OF = {EMPTY: ".", RED: "R", BLUE: "B"}.__getitem__
 
 
 @functools.cache
@@ -37,6 +39,12 @@ def layout(size: int):
     needed = [None if count is None else count // 2 + 1 for count in tables.neighbour_count]
     rows = tuple(tuple(tables.index[(q, r)] for q in range(size)) for r in range(size))
     return tables, needed, rows
+
+
+@functools.cache
+def row_getters(size: int) -> tuple[itemgetter, ...]:
+    """For each row, what picks its cells out of a list by index, in column order."""
+    return tuple(itemgetter(*row) for row in layout(size)[2])
 
 
 def chain_text(seat: int, size: int) -> str:
@@ -129,6 +137,14 @@ class LoxEngine(Engine):
         if self.seat is None:
             return []
         return self.placements() or [PASS]
+
+    def placement_texts(self) -> list[str]:
+        """The move texts of placements(), in the same order."""
+        names, owner = self.tables.names, self.owner
+        return [
+            names[index] if owner[index] == EMPTY else "x" + names[index]
+            for index in self.placements()
+        ]
 
     def play(self, move) -> None:
         seat = self.seat
@@ -233,7 +249,7 @@ class LoxEngine(Engine):
         return name if self.owner[move] == EMPTY else "x" + name
 
     def state(self) -> dict:
-        rows = self._rows
+        rows = row_getters(self.options["size"])
         owner, (red, blue) = self.owner, self.seen
         last = self.last
         if last.__class__ is tuple:
@@ -244,13 +260,11 @@ class LoxEngine(Engine):
                 last = [seat, ("x" if replaced else "") + self.tables.names[index]]
         elif last is not None:
             last = list(last)
+        digit = DIGITS.__getitem__
         return {
             "options": self.options,
-            "board": ["".join(".RB"[owner[index] + 1] for index in row) for row in rows],
-            "seen": [
-                ["".join([DIGITS[counts[index]] for index in row]) for row in rows]
-                for counts in (red, blue)
-            ],
+            "board": ["".join(map(SYMBOL_OF, row(owner))) for row in rows],
+            "seen": [["".join(map(digit, row(counts))) for row in rows] for counts in (red, blue)],
             "to_move": self.seat,
             "last": last,
             "winner": self.winner,

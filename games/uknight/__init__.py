@@ -40,6 +40,7 @@ from games.uknight.engine import (
     qualifying,
 )
 from pbm import drawing, hookimpl
+from pbm.engine import StateEngines
 from pbm.game import BaseGame, MoveError, Number, Outcome
 
 OWNER = {"w": WHITE, "W": WHITE, "b": BLACK, "B": BLACK}
@@ -146,6 +147,7 @@ class UknightPieces:
 class Uknight(BaseGame):
     name = "uknight"
     display_name = "Uknight"
+    same_view_for_all = True  # no hidden information: one board for every reader
     player_names = COLOURS
     seat_symbols = PLAIN
     min_players = 2
@@ -153,6 +155,9 @@ class Uknight(BaseGame):
     swap_after = 1
 
     options = (Number("size", DEFAULT_SIZE, "board base", choices=SIZES),)
+
+    def __init__(self):
+        self._engines = StateEngines(UknightEngine.from_state)
 
     # -- state -------------------------------------------------------------------------
 
@@ -198,7 +203,7 @@ class Uknight(BaseGame):
 
     def forced_move(self, state):
         """A player with no removal and no action can only pass (a full pass)."""
-        if self.to_move(state) is None or UknightEngine.from_state(state).turns_without_pass():
+        if self.to_move(state) is None or self._engines.of(state).turns_without_pass():
             return None
         return "pass"
 
@@ -399,16 +404,16 @@ class Uknight(BaseGame):
     # -- listing and playing moves, through the engine --------------------------------
 
     def engine(self, state) -> UknightEngine:
-        return UknightEngine.from_state(state)
+        return self._engines.fresh(state)
 
     def legal_moves(self, state, seat):
         if self.to_move(state) != seat:
             return []
-        engine = UknightEngine.from_state(state)
+        engine = self._engines.of(state)
         return [engine.move_text(move) for move in engine.turns_without_pass()]
 
     def apply_move(self, state, seat, move):
-        engine = UknightEngine.from_state(state)
+        engine = self._engines.fresh(state)
         engine.seat = seat
         if move == "pass":
             engine.play(PASS)
@@ -416,6 +421,7 @@ class Uknight(BaseGame):
             engine.play(self._engine_move(engine, self._read(state, seat, move)))
         new = engine.state()
         new["pieces"] = _in_stored_order(state["pieces"], new["pieces"], new["last"]["removed"])
+        self._engines.keep(new, engine)
         return new
 
     @staticmethod

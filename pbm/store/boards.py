@@ -101,6 +101,15 @@ class Boards(Repository):
             (board_id,),
         )
 
+    def log_mark(self, board_id: int) -> tuple[int, int | None]:
+        """The count of the live plies and their highest id: what identifies a committed
+        log (pbm/boardcache.py), read from the index of live plies alone."""
+        count, highest = self.conn.execute(
+            "SELECT count(*), max(id) FROM moves WHERE board_id = ? AND undone_at IS NULL",
+            (board_id,),
+        ).fetchone()
+        return count, highest
+
     def log(self, board_id: int) -> list[LoggedPlyRecord]:
         """Every ply the board's log holds, undone ones too, in the order they were made."""
         return self._records(

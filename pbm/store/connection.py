@@ -74,6 +74,9 @@ class Store:
         self._db = None
         self._grouped = False
         self._writing = False
+        # Told of every commit and every rollback (a savepoint's too): what keeps rows read
+        # in a transaction for later ones (pbm/boardcache.py) keeps only committed ones.
+        self.listeners: list = []
         self.users = Users(self)
         self.boards = Boards(self)
         self.votes = Votes(self)
@@ -145,10 +148,12 @@ class Store:
         except BaseException:
             if self.conn.in_transaction:
                 self.conn.execute("ROLLBACK")
+            self._rolled_back()
             raise
         finally:
             self._writing = False
         self.conn.execute("COMMIT")
+        self._committed()
 
     @contextmanager
     def snapshot(self):
@@ -176,9 +181,11 @@ class Store:
                 yield self
                 self._grouped = False
                 self.conn.execute("COMMIT")
+                self._committed()
             except BaseException:
                 if self.conn.in_transaction:
                     self.conn.execute("ROLLBACK")
+                self._rolled_back()
                 raise
             finally:
                 self._grouped = False
@@ -201,8 +208,17 @@ class Store:
             if self.conn.in_transaction:
                 self.conn.execute(f"ROLLBACK TO SAVEPOINT {name}")
                 self.conn.execute(f"RELEASE SAVEPOINT {name}")
+            self._rolled_back()
             raise
         self.conn.execute(f"RELEASE SAVEPOINT {name}")
+
+    def _committed(self):
+        for listener in self.listeners:
+            listener.committed()
+
+    def _rolled_back(self):
+        for listener in self.listeners:
+            listener.rolled_back()
 
     # -- migrations --------------------------------------------------------------
 
