@@ -27,11 +27,12 @@ demo: $(INSTALLED)
 	rm -rf $(DEMO_HOME)
 	PBM_HOME=$(DEMO_HOME) $(BIN)/python tools/demo.py
 
-# Lint and format check first (ruff, configured in pyproject.toml), then the whole suite.
+# Lint and format check first (ruff, configured in pyproject.toml), then the whole suite, one
+# worker a core (pytest-xdist): every test has its own home, ports and processes.
 test: $(TEST_INSTALLED)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n auto
 
 # Needs root: installs Postfix and Chromium (from the distribution) when missing, deploys pbm
 # behind Postfix the README's way, plays whole games through it, drives the web view in
@@ -66,9 +67,12 @@ $(BENCH_INSTALLED): $(INSTALLED)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check --only-binary open_spiel -e '.[bench]' \
 		&& touch $@ || echo "open_spiel could not be installed: OpenSpiel's Hex is left out of the bench"
 
-# Speed figures, each next to a reference measured in the same run (docs/performance.md).
+# Speed figures, each next to a reference measured in the same run (docs/performance.md);
+# the pipe, the writer's CPU and the plugin contract also next to BENCH_BASE's code, the
+# commit before the speed issues (make bench BENCH_BASE=<commit or directory>).
+BENCH_BASE ?= 4f8799b
 bench: $(BENCH_INSTALLED)
-	$(BIN)/python bench/bench.py
+	$(BIN)/python bench/bench.py --base $(BENCH_BASE) $(BENCH)
 
 # The robots' measured strength, seeded; hours for every variant, not part of `make test`
 # (docs/robots.md). A part: make strength STRENGTH='--only "lox size=9 2p" --games 20'

@@ -279,7 +279,8 @@ def test_a_stranger_cannot_use_a_reply_token_nor_confirm_an_address(board):
         ([f"{TRUSTED}; dmarc=fail (" + "(" * 5000], False),
         ([f"{TRUSTED}; spf=pass x=y" + " x=y" * 500, f"{TRUSTED}; dmarc=fail"], False),
         ([f"{TRUSTED}; dmarc=fail header.from=example.org " + "x=y; " * 500], False),
-        (["\udcff\udcfe garbage " + TRUSTED], False),
+        # An id of its own: a test id with surrogates cannot cross to pytest-xdist's workers.
+        pytest.param(["\udcff\udcfe garbage " + TRUSTED], False, id="undecodable-bytes"),
     ],
 )
 def test_only_the_trusted_verdict_counts(board, headers, stranger):
