@@ -1,4 +1,5 @@
-"""The connection, its transactions and savepoints (the schema's steps are in migrations.py).
+"""The connection, its transactions and savepoints (the schema's steps are in migrations.py,
+steps_m001_m011.py and steps_from_m012.py).
 
 Every read-then-write runs inside `Store.write()`, which opens the transaction with
 BEGIN IMMEDIATE so two processes never interleave a check and its update.
