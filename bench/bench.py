@@ -24,9 +24,13 @@
    this machine, next to the same moves without the wait, through the pipe and pbm serve.
 10. Tournaments (bench/tournaments.py): a tournament's start per board next to a challenge,
    and a move on a tournament's board next to one on a board of no tournament.
+11. The plugin contract (bench/contract.py): random playouts through the JSON contract of
+   every game at its largest and default sizes, next to the same seeded games through the
+   base checkout's contract.
 
 Options: --quick (smaller numbers, for a smoke run), --markdown FILE (write the figures),
---only SECTIONS, --base CHECKOUT (sections 1 and cpu: that checkout measured alongside).
+--only SECTIONS, --base CHECKOUT (sections pipe, cpu and contract: that checkout measured
+alongside).
 """
 
 import argparse
@@ -51,8 +55,9 @@ sys.path.insert(0, str(ROOT))
 
 # bench/, the script's own folder, leads sys.path: its modules import by their names.
 from click.testing import CliRunner  # noqa: E402
+from contract import contract_speed  # noqa: E402
 from delivery import delivery  # noqa: E402
-from engines import engines  # noqa: E402
+from engines import engines, largest  # noqa: E402
 from fixtures import LIMITS, populate  # noqa: E402
 from htmlmail import html_mail  # noqa: E402
 from pictures import pictures  # noqa: E402
@@ -61,6 +66,7 @@ from tournaments import tournaments  # noqa: E402
 from web import web  # noqa: E402
 
 from pbm.cli import cli  # noqa: E402
+from pbm.plugins import get_games  # noqa: E402
 
 PBM = Path(sys.executable).parent / "pbm"
 RESULTS: list[tuple[str, str, str, str]] = []  # (section, figure, reference, ratio)
@@ -616,6 +622,19 @@ def write_markdown(path: Path):
     path.write_text("\n".join(lines) + "\n")
 
 
+def checkout(base: str, work: Path) -> Path:
+    """The base checkout: a directory as given, or a commit exported from this repository."""
+    if Path(base).is_dir():
+        return Path(base).resolve()
+    target = work / "base-checkout"
+    target.mkdir()
+    archive = subprocess.run(
+        ["git", "-C", str(ROOT), "archive", base], check=True, capture_output=True
+    ).stdout
+    subprocess.run(["tar", "-x", "-C", str(target)], input=archive, check=True)
+    return target
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true")
@@ -623,10 +642,12 @@ def main():
     parser.add_argument(
         "--only",
         help="comma-separated: pipe, cpu, serve, scaling, engines, pictures, htmlmail, web, "
-        "delivery, replica, tournaments",
+        "delivery, replica, tournaments, contract",
     )
     parser.add_argument(
-        "--base", help="another checkout (the code before a change) measured beside this one"
+        "--base",
+        help="another checkout (the code before a change) measured beside this one: a "
+        "directory, or a commit of this repository (exported for the run)",
     )
     parser.add_argument("--send", nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -638,9 +659,10 @@ def main():
         work = Path(tmp)
         wanted = (
             args.only
-            or "pipe,cpu,serve,scaling,engines,pictures,htmlmail,web,delivery,replica,tournaments"
+            or "pipe,cpu,serve,scaling,engines,pictures,htmlmail,web,delivery,replica,tournaments,"
+            "contract"
         )
-        base = Path(args.base).resolve() if args.base else None
+        base = checkout(args.base, work) if args.base else None
         if "pipe" in wanted:
             per_message_cost(work, 15 if args.quick else 31, base)
         if "cpu" in wanted:
@@ -669,6 +691,15 @@ def main():
             replica_wait(report, args.quick, move_script, env_for, _free_port)
         if "tournaments" in wanted:
             tournaments(report, args.quick, work)
+        if "contract" in wanted:
+            variants = [
+                [name, raw, players]
+                for name, game in get_games().items()
+                for raw, players in largest(game) + [({}, game.min_players)]
+            ]
+            contract_speed(
+                report, variants, 3 if args.quick else 5, "1:3" if args.quick else "1:21", base
+            )
     if args.markdown:
         write_markdown(Path(args.markdown))
 

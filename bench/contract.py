@@ -9,15 +9,18 @@ steps, written out here so that a checkout older than pbm/engine.py runs them to
 imports the games of CHECKOUT only (4f8799b had one module a game, today one package a
 game: both are `games.<name>`), and prints, as JSON, each variant's CPU seconds
 (time.process_time), games and plies. bench/bench.py's section `contract` runs it for this
-checkout and the base alternately and compares.
+checkout and the base alternately and compares (contract_speed).
 """
 
 import argparse
 import importlib
 import json
 import random
+import statistics
+import subprocess
 import sys
 import time
+from pathlib import Path
 
 
 def load_game(name: str):
@@ -72,6 +75,43 @@ def main():
             f"{package} not from {args.root}"
         )
     print(json.dumps(figures))
+
+
+def contract_speed(report, variants, rounds: int, seeds: str, base: Path | None) -> None:
+    """Section `contract` of bench/bench.py: this checkout's plugin contract next to the
+    base checkout's, the same seeded games (their plies must agree: the same rules), the
+    two run alternately `rounds` times in fresh processes; the median of each variant."""
+    roots = {"this": Path(__file__).resolve().parent.parent} | ({"base": base} if base else {})
+    runs: dict[str, list] = {name: [] for name in roots}
+    for _ in range(rounds):
+        for name, root in roots.items():
+            out = subprocess.run(
+                [
+                    sys.executable,
+                    __file__,
+                    "--root",
+                    str(root),
+                    "--variants",
+                    json.dumps(variants),
+                    "--seeds",
+                    seeds,
+                ],
+                check=True,
+                capture_output=True,
+                text=True,
+            ).stdout
+            runs[name].append(json.loads(out))
+    for index, (game, raw, players) in enumerate(variants):
+        shown = ", ".join(k if v is True else f"{k}={v}" for k, v in raw.items()) or "defaults"
+        label = f"contract playouts, {game} {shown}, {players} players (median of {rounds})"
+        plies = runs["this"][0][index]["plies"]
+        mine = statistics.median(run[index]["seconds"] for run in runs["this"]) / plies * 1e6
+        if not base:
+            report(label, f"{mine:.1f} us/ply")
+            continue
+        assert runs["base"][0][index]["plies"] == plies, f"{label}: the base played other games"
+        theirs = statistics.median(run[index]["seconds"] for run in runs["base"]) / plies * 1e6
+        report(label, f"{mine:.1f} us/ply", f"base {theirs:.1f} us/ply", f"{mine / theirs:.2f}")
 
 
 if __name__ == "__main__":
