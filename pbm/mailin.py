@@ -176,7 +176,9 @@ def dmarc_failed(config, message, origin: str) -> bool:
         try:
             header = _auth_results_parser().parse_value(value)
         except Exception as error:  # hostile input: no verdict, never a crash of the pipe
-            log.info("an Authentication-Results header not understood: %s", error)
+            # The parser quotes the hostile header, undecodable bytes (surrogates) included.
+            shown = str(error).encode("utf-8", "backslashreplace").decode("utf-8")
+            log.info("an Authentication-Results header not understood: %s", shown)
             continue
         verdicts = [r for r in header.results if r.method == "dmarc"]
         if header.authserv_id != trusted or not verdicts:
@@ -479,7 +481,11 @@ def setup_logging(config):
     try:
         make_folders(log_dir)
         create_private(log_dir / "pbm.log")
-        handler = logging.FileHandler(log_dir / "pbm.log", encoding="utf-8")
+        # A hostile mail's text reaches some lines: a byte UTF-8 cannot write must not
+        # cost the whole line.
+        handler = logging.FileHandler(
+            log_dir / "pbm.log", encoding="utf-8", errors="backslashreplace"
+        )
     except OSError:
         handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(

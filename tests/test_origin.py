@@ -402,6 +402,27 @@ def test_a_stranger_through_the_mail_pipe(project_env, challenged_home):
     assert answer["Subject"] == "PBM error"
 
 
+def test_an_undecodable_header_is_logged_not_lost(project_env, challenged_home):
+    """The log line that names a header the parser refused quotes its bytes: the log is
+    UTF-8, and a byte it cannot hold must not cost the line (nor a traceback on stderr)."""
+    home = challenged_home
+    (home / "pbm.ini").write_text(GENEROUS_LIMITS + f"authserv_id = {TRUSTED}\n")
+    raw = auth_results("\udcff\udcfe garbage " + TRUSTED) + raw_mail("help games")
+    run = subprocess.run(
+        [sys.executable, str(ROOT / "mail_handler.py")],
+        input=raw,
+        env=project_env,
+        cwd=ROOT,
+        capture_output=True,
+        timeout=120,
+    )
+    assert run.returncode == 0, run.stderr.decode()
+    assert b"Logging error" not in run.stderr
+    log = (home / "log" / "pbm.log").read_text(encoding="utf-8")
+    assert "Authentication-Results header not understood" in log
+    assert "garbage mx.pbm.example" in log
+
+
 @pytest.mark.parametrize("value", ["mx example", "mx;x", "-mx", "mx.example.org\\"])
 def test_a_bad_authserv_id_is_refused_by_the_configuration(tmp_path, value):
     (tmp_path / "pbm.ini").write_text(f"[mail]\nauthserv_id = {value}\n")
