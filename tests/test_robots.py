@@ -3,6 +3,7 @@
 import email
 import email.policy
 import random
+import re
 import signal
 import smtplib
 import time
@@ -200,7 +201,8 @@ def test_a_robot_plays_a_whole_game_by_mail(project_env, tmp_path):
         else:
             result = pbm(home, "robots", "run")
             assert result.exit_code == 0, result.output
-            assert "knightpanic move 101 robo <robot> " in result.output
+            # One line a move, whole: no other output runs into it (issue 27).
+            assert re.fullmatch(r"knightpanic move 101 robo <robot> \S+#\d+\n", result.output)
         got = inbox(home, seen)
         assert list(got) == ["alice@example.org"]  # the robot gets no mail
         assert "KnightPanic Board 101" in got["alice@example.org"][-1]["Subject"]
