@@ -74,6 +74,7 @@ class Replication:
         self.home_mode = PBM_HOME.stat().st_mode & 0o7777
         self.archive = None
         self.entry = None
+        self.deployed_ini = ""
 
     def set_up(self, players):
         # README step 5: the Litestream binary into pbm's venv, its configuration, a
@@ -98,6 +99,7 @@ class Replication:
         Path("/run", runtime).mkdir(exist_ok=True)
         os.chown(Path("/run", runtime), self.pbm.pw_uid, self.pbm.pw_gid)
         self.entry = entry_in(LITESTREAM_CONFIG, PBM_HOME / "pbm.db")
+        self.deployed_ini = (PBM_HOME / "pbm.ini").read_text(encoding="utf-8")
         with open(PBM_HOME / "pbm.ini", "a", encoding="utf-8") as ini:
             ini.write(DRILL_INI)
         for pair in players:
@@ -107,6 +109,11 @@ class Replication:
         made = as_pbm(PBM, "backup", str(BACKUPS))
         assert made.returncode == 0, made.stdout + made.stderr
         self.archive = made.stdout.split("backup written: ", 1)[1].split()[0]
+
+    def tear_down(self):
+        """The deployed pbm.ini again, so that the tests after the drill mail through
+        Postfix and wait for no Litestream (the home itself is the last one restored)."""
+        (PBM_HOME / "pbm.ini").write_text(self.deployed_ini, encoding="utf-8")
 
     @property
     def shipping_seconds(self) -> float:
@@ -177,7 +184,8 @@ class Replication:
 def replication(mail_host):
     replication = Replication(mail_host)
     replication.set_up(PAIRS)
-    return replication
+    yield replication
+    replication.tear_down()
 
 
 def count(drill, replication, wait: str) -> dict:
