@@ -239,6 +239,13 @@ def pytest_configure(config):
     signal.signal(signal.SIGTERM, _interrupted)
 
 
+def pytest_collection_modifyitems(session, config, items):
+    """The replication drill runs last: it kills the home's processes, removes the home and
+    restores it from the replica three times, so the tests that share the installation
+    (test_mail_server.py, then test_signed_mail.py) run on the home as they made it."""
+    items.sort(key=lambda item: item.path.name == "test_replication_drill.py")
+
+
 @pytest.fixture(scope="session")
 def mail_host():
     if os.geteuid() != 0:
