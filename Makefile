@@ -68,11 +68,13 @@ $(BENCH_INSTALLED): $(INSTALLED)
 		&& touch $@ || echo "open_spiel could not be installed: OpenSpiel's Hex is left out of the bench"
 
 # Speed figures, each next to a reference measured in the same run (docs/performance.md);
-# the pipe, the writer's CPU and the plugin contract also next to BENCH_BASE's code, the
-# commit before the speed issues (make bench BENCH_BASE=<commit or directory>).
-BENCH_BASE ?= 4f8799b
+# the pipe and the writer's CPU also next to BENCH_BASE's code (the landed head before
+# issues 25-32), the plugin contract next to CONTRACT_BASE's (the commit before the speed
+# issues). Either may be another commit or a directory: make bench BENCH_BASE=...
+BENCH_BASE ?= d2703c4
+CONTRACT_BASE ?= 4f8799b
 bench: $(BENCH_INSTALLED)
-	$(BIN)/python bench/bench.py --base $(BENCH_BASE) $(BENCH)
+	$(BIN)/python bench/bench.py --base $(BENCH_BASE) --contract-base $(CONTRACT_BASE) $(BENCH)
 
 # The robots' measured strength, seeded; hours for every variant, not part of `make test`
 # (docs/robots.md). A part: make strength STRENGTH='--only "lox size=9 2p" --games 20'

@@ -30,7 +30,7 @@
 
 Options: --quick (smaller numbers, for a smoke run), --markdown FILE (write the figures),
 --only SECTIONS, --base CHECKOUT (sections pipe, cpu and contract: that checkout measured
-alongside).
+alongside), --contract-base CHECKOUT (the contract section's, when another).
 """
 
 import argparse
@@ -55,18 +55,9 @@ sys.path.insert(0, str(ROOT))
 
 # bench/, the script's own folder, leads sys.path: its modules import by their names.
 from click.testing import CliRunner  # noqa: E402
-from contract import contract_speed  # noqa: E402
-from delivery import delivery  # noqa: E402
-from engines import engines, largest  # noqa: E402
 from fixtures import LIMITS, populate  # noqa: E402
-from htmlmail import html_mail  # noqa: E402
-from pictures import pictures  # noqa: E402
-from replica import replica_wait  # noqa: E402
-from tournaments import tournaments  # noqa: E402
-from web import web  # noqa: E402
 
 from pbm.cli import cli  # noqa: E402
-from pbm.plugins import get_games  # noqa: E402
 
 PBM = Path(sys.executable).parent / "pbm"
 RESULTS: list[tuple[str, str, str, str]] = []  # (section, figure, reference, ratio)
@@ -627,7 +618,7 @@ def checkout(base: str, work: Path) -> Path:
     if Path(base).is_dir():
         return Path(base).resolve()
     target = work / "base-checkout"
-    target.mkdir()
+    target.mkdir(parents=True)
     archive = subprocess.run(
         ["git", "-C", str(ROOT), "archive", base], check=True, capture_output=True
     ).stdout
@@ -649,11 +640,29 @@ def main():
         help="another checkout (the code before a change) measured beside this one: a "
         "directory, or a commit of this repository (exported for the run)",
     )
+    parser.add_argument(
+        "--contract-base",
+        help="the checkout the contract section compares with (default: --base); the plugin "
+        "contract is older than the pipe and the writer that bench/cpu_per_move.py drives",
+    )
     parser.add_argument("--send", nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.send:
         send_over_smtp(int(args.send[0]), json.loads(args.send[1]))
         return
+    # The sections' modules only here: bench/cpu_per_move.py loads this module's helpers
+    # beside a base checkout's pbm, which lacks what later sections import.
+    from contract import contract_speed
+    from delivery import delivery
+    from engines import engines, largest
+    from htmlmail import html_mail
+    from pictures import pictures
+    from replica import replica_wait
+    from tournaments import tournaments
+    from web import web
+
+    from pbm.plugins import get_games
+
     print(f"machine: {machine()}", flush=True)
     with tempfile.TemporaryDirectory(prefix="pbm-bench-") as tmp:
         work = Path(tmp)
@@ -663,6 +672,9 @@ def main():
             "contract"
         )
         base = checkout(args.base, work) if args.base else None
+        contract_base = base
+        if args.contract_base and args.contract_base != args.base:
+            contract_base = checkout(args.contract_base, work / "contract")
         if "pipe" in wanted:
             per_message_cost(work, 15 if args.quick else 31, base)
         if "cpu" in wanted:
@@ -698,7 +710,11 @@ def main():
                 for raw, players in largest(game) + [({}, game.min_players)]
             ]
             contract_speed(
-                report, variants, 3 if args.quick else 5, "1:3" if args.quick else "1:21", base
+                report,
+                variants,
+                3 if args.quick else 5,
+                "1:3" if args.quick else "1:21",
+                contract_base,
             )
     if args.markdown:
         write_markdown(Path(args.markdown))
