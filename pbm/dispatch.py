@@ -12,7 +12,6 @@ import logging
 import traceback
 from contextlib import contextmanager
 from dataclasses import replace
-from html import escape as html_escape
 
 from . import commands  # noqa: F401  (the grammar loads each command module on demand)
 from .answers import Answering, Cost, OverCeiling, answer_command, cost_of
@@ -464,6 +463,9 @@ class Server:
         ]
         mail.body = mail.body.rstrip("\n") + "\n\n" + "\n".join(lines) + "\n"
         if mail.html is not None:
+            # deferred: the html package is for mail with pictures, not every move's
+            from html import escape as html_escape
+
             notes = "".join(f"<p>{html_escape(line)}</p>" for line in lines)
             mail.html = replace(
                 mail.html, html=mail.html.html.replace("</body>", notes + "</body>", 1)

@@ -14,7 +14,6 @@ import os
 import re
 import shutil
 import socket
-import subprocess
 import sys
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -315,6 +314,9 @@ def litestream_binary() -> str:
 
 def restore_copy(entry: Entry, target: Path) -> None:
     """The replica's latest state of the database, into `target` (`litestream restore`)."""
+    # deferred: only `pbm restore --replica` runs a program; a mail never does
+    import subprocess
+
     try:
         result = subprocess.run(
             [

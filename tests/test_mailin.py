@@ -269,7 +269,7 @@ runpy.run_path("mail_handler.py", run_name="__main__")
 def test_a_move_mail_imports_no_robot_picture_or_web_code(project_env, challenged_home):
     """The pipe's start-up is paid per mail (docs/performance.md): a move for players who
     take text mail loads neither the robots and their search knowledge, nor the pictures,
-    nor the web view."""
+    nor the web view, nor what only HTML mail and `pbm restore --replica` use."""
     for userid in ("alice", "bob"):
         result = CliRunner().invoke(
             cli, ["--home", str(challenged_home), "html", userid, "secret", "off"]
@@ -292,6 +292,7 @@ def test_a_move_mail_imports_no_robot_picture_or_web_code(project_env, challenge
     loaded = json.loads(listing.removeprefix("modules: "))
     assert "games.knightpanic.engine" in loaded
     unwanted = ("pbm.robots", "pbm.pictures", "pbm.web", "PIL", "waitress", "games.connection")
+    unwanted += ("html", "subprocess")
     assert [m for m in loaded if m.startswith(unwanted) or m.endswith((".robot", ".solver"))] == []
     subjects = {str(message["To"]): str(message["Subject"]) for message in box.fresh()}
     assert subjects == {
