@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 from .clock import parse_stamp, stamp
+from .replies import own_extension
 
 log = logging.getLogger("pbm.bounces")
 
@@ -73,17 +74,10 @@ class BounceId:
 def parse_bounce_recipient(config, recipient: str | None) -> BounceId | None:
     """The id of an envelope recipient `<local>+bounce-<id>@<domain>` of our own address;
     None for anything else. Hostile input: nothing but exactly that shape is taken."""
-    if not recipient or len(recipient) > 254:
+    extension = own_extension(config, recipient)
+    if extension is None or not extension.startswith(PREFIX):
         return None
-    address = recipient.strip().strip("<>").strip()
-    own_local, _, own_domain = config.get("server.address").lower().rpartition("@")
-    local, _, domain = address.rpartition("@")
-    if domain.lower() != own_domain:
-        return None
-    base, plus, extension = local.partition("+")
-    if not plus or base.lower() != own_local or not extension.lower().startswith(PREFIX):
-        return None
-    text = extension[len(PREFIX) :].lower()
+    text = extension[len(PREFIX) :]
     if not ID_RE.fullmatch(text):
         return None
     raw = base64.b32decode(text.upper())

@@ -159,10 +159,11 @@ def reply_address(config, token: str) -> str:
     return f"{local}+{token}@{domain}"
 
 
-def token_of_recipient(config, recipient: str | None) -> str | None:
-    """The token of an envelope recipient `<local>+<token>@<domain>` of our own address;
-    None for anything else. The recipient is hostile input: nothing but exactly our local
-    part, a plus, a token of the right shape and our domain is taken."""
+def own_extension(config, recipient: str | None) -> str | None:
+    """What follows the plus of an envelope recipient `<local>+<extension>@<domain>` of our
+    own address, lowercased; None for anything else. The recipient is hostile input: only
+    exactly our local part, a plus and our domain around it are taken. Reply tokens, bounce
+    ids and unsubscribe tokens each check their own shape of extension."""
     if not recipient or len(recipient) > 254:
         return None
     address = recipient.strip().strip("<>").strip()
@@ -170,11 +171,17 @@ def token_of_recipient(config, recipient: str | None) -> str | None:
     local, _, domain = address.rpartition("@")
     if domain.lower() != own_domain:
         return None
-    base, plus, token = local.partition("+")
+    base, plus, extension = local.partition("+")
     if not plus or base.lower() != own_local:
         return None
-    token = token.lower()
-    return token if TOKEN_RE.fullmatch(token) else None
+    return extension.lower()
+
+
+def token_of_recipient(config, recipient: str | None) -> str | None:
+    """The token of an envelope recipient `<local>+<token>@<domain>` of our own address;
+    None for anything else."""
+    token = own_extension(config, recipient)
+    return token if token is not None and TOKEN_RE.fullmatch(token) else None
 
 
 def token_command(game: str, number: int, userid: str, first_line: str) -> tuple[str, str]:

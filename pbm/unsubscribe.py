@@ -16,6 +16,8 @@ import logging
 import re
 from dataclasses import dataclass
 
+from .replies import own_extension
+
 log = logging.getLogger("pbm.unsubscribe")
 
 TOKEN_BYTES = 20
@@ -56,16 +58,8 @@ def list_id(config, board) -> dict:
 def token_of_recipient(config, recipient: str | None) -> str | None:
     """The token of an envelope recipient `<local>+unsubscribe-<token>@<domain>` of our own
     address; None for anything else (hostile input: exactly that shape, nothing more)."""
-    if not recipient or len(recipient) > 254:
-        return None
-    address = recipient.strip().strip("<>").strip()
-    own_local, _, own_domain = config.get("server.address").lower().rpartition("@")
-    local, _, domain = address.rpartition("@")
-    if domain.lower() != own_domain:
-        return None
-    base, plus, extension = local.partition("+")
-    extension = extension.lower()
-    if not plus or base.lower() != own_local or not extension.startswith(PREFIX):
+    extension = own_extension(config, recipient)
+    if extension is None or not extension.startswith(PREFIX):
         return None
     token = extension[len(PREFIX) :]
     return token if TOKEN_RE.fullmatch(token) else None
