@@ -239,10 +239,8 @@ class Server:
         self._batch, self._answering = batch, answering
         try:
             with self.store.write():
-                if request.key:
-                    if self.store.limits.inbox_seen(request.key):
-                        return Result(ok=True, duplicate=True)
-                    self.store.limits.inbox_add(request.key, stamp(now()))
+                if self._delivered_before(request):
+                    return Result(ok=True, duplicate=True)
                 run(answering)
                 batch.queued.extend(answering.finish())
         finally:
@@ -293,15 +291,23 @@ class Server:
 
         return self._transaction(request, None, {}, answer)
 
+    def _delivered_before(self, request: Request) -> bool:
+        """Whether this mail (its key) was handled before; if not, it is recorded in the
+        inbox in the caller's transaction, so that a delivery again runs nothing."""
+        if not request.key:
+            return False
+        if self.store.limits.inbox_seen(request.key):
+            return True
+        self.store.limits.inbox_add(request.key, stamp(now()))
+        return False
+
     def _transaction(self, request, parsed, checks, work, grant=None) -> Result:
         """One request: inbox key, rate limit, the command and its mail, committed together;
         then the mail is delivered."""
         try:
             with self.store.write():
-                if request.key:
-                    if self.store.limits.inbox_seen(request.key):
-                        return Result(ok=True, duplicate=True)
-                    self.store.limits.inbox_add(request.key, stamp(now()))
+                if self._delivered_before(request):
+                    return Result(ok=True, duplicate=True)
                 clear_on_mail(self.store, request.sender)
                 ctx = Context(self, request, parsed, checks, grant)
                 if not self._over_rate_limit(ctx):
