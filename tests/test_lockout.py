@@ -5,13 +5,12 @@ do not extend the lock (docs/spec/server.md §7)."""
 
 import os
 import sqlite3
-import subprocess
-import sys
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.conftest import GENEROUS_LIMITS, ROOT, STRESS_FACTOR, Harness
+from tests.conftest import GENEROUS_LIMITS, STRESS_FACTOR, Harness
+from tests.mailpipe import pipe
 from tests.replying import reply_mail
 from tests.test_origin import ALICE, raw_mail
 
@@ -141,20 +140,13 @@ def test_the_list_flood_through_the_mail_pipe(project_env, challenged_home):
     (home / "pbm.ini").write_text(GENEROUS_LIMITS + DEFAULT_LIMITS)
     env = dict(project_env)
 
-    def pipe(raw):
-        run = subprocess.run(
-            [sys.executable, str(ROOT / "mail_handler.py")],
-            input=raw,
-            env=env,
-            cwd=ROOT,
-            capture_output=True,
-            timeout=120,
-        )
+    def deliver(raw):
+        run = pipe(env, raw)
         assert run.returncode == 0, run.stderr.decode()
 
     for _ in range(2):
-        pipe(raw_mail("multiple", headers=[("Reply-To", ALICE)], body=LIST_LINES, sender=OTHER))
-    pipe(raw_mail("knightpanic move 101 alice secret c1-e5"))
+        deliver(raw_mail("multiple", headers=[("Reply-To", ALICE)], body=LIST_LINES, sender=OTHER))
+    deliver(raw_mail("knightpanic move 101 alice secret c1-e5"))
     harness = Harness.__new__(Harness)
     harness.home, harness.seen = home, set()
     assert plies(harness) == 1

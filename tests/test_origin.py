@@ -4,15 +4,14 @@ and where the answer goes; Reply-To decides nothing. With `[mail] authserv_id`, 
 failure reported by that MTA makes the mail a stranger's (docs/spec/server.md §4.2, §7)."""
 
 import sqlite3
-import subprocess
-import sys
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pbm.config import Config, ConfigError
-from tests.conftest import GENEROUS_LIMITS, ROOT, STRESS_FACTOR, Harness
+from tests.conftest import GENEROUS_LIMITS, STRESS_FACTOR, Harness
+from tests.mailpipe import pipe
 from tests.replying import reply_mail
 
 ALICE, BOB = "alice@example.org", "bob@example.org"
@@ -109,14 +108,7 @@ def test_the_leaked_token_attack_through_the_mail_pipe(project_env, challenged_h
     original = latest_token_mail(harness, ALICE)
     raw = b"Reply-To: " + ALICE.encode() + b"\r\n" + reply_mail(original, ATTACKER, "c1-e5")
     env = dict(project_env, ORIGINAL_RECIPIENT=token_address(original))
-    run = subprocess.run(
-        [sys.executable, str(ROOT / "mail_handler.py")],
-        input=raw,
-        env=env,
-        cwd=ROOT,
-        capture_output=True,
-        timeout=120,
-    )
+    run = pipe(env, raw)
     assert run.returncode == 0, run.stderr.decode()
     [answer] = harness.new_mails(ATTACKER)
     assert harness.new_mails(ALICE) == []
@@ -385,14 +377,7 @@ def test_a_stranger_through_the_mail_pipe(project_env, challenged_home):
     raw = auth_results(f"{TRUSTED}; dmarc=fail header.from=example.org") + raw_mail(
         "knightpanic move 101 alice secret c1-e5"
     )
-    run = subprocess.run(
-        [sys.executable, str(ROOT / "mail_handler.py")],
-        input=raw,
-        env=project_env,
-        cwd=ROOT,
-        capture_output=True,
-        timeout=120,
-    )
+    run = pipe(project_env, raw)
     assert run.returncode == 0, run.stderr.decode()
     harness = Harness.__new__(Harness)
     harness.home, harness.seen = home, set()
@@ -408,14 +393,7 @@ def test_an_undecodable_header_is_logged_not_lost(project_env, challenged_home):
     home = challenged_home
     (home / "pbm.ini").write_text(GENEROUS_LIMITS + f"authserv_id = {TRUSTED}\n")
     raw = auth_results("\udcff\udcfe garbage " + TRUSTED) + raw_mail("help games")
-    run = subprocess.run(
-        [sys.executable, str(ROOT / "mail_handler.py")],
-        input=raw,
-        env=project_env,
-        cwd=ROOT,
-        capture_output=True,
-        timeout=120,
-    )
+    run = pipe(project_env, raw)
     assert run.returncode == 0, run.stderr.decode()
     assert b"Logging error" not in run.stderr
     log = (home / "log" / "pbm.log").read_text(encoding="utf-8")

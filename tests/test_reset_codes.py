@@ -5,8 +5,6 @@ most one reset mail per `reset_mail_window_minutes`, whoever asks (docs/spec/ser
 
 import os
 import re
-import subprocess
-import sys
 
 import sqlite_utils
 from hypothesis import HealthCheck, given, settings
@@ -16,8 +14,8 @@ from pbm.clock import parse_stamp
 from pbm.commands.recovery import code_digest
 from pbm.config import Config
 from pbm.store import Store, core_migrations
-from tests.conftest import ROOT, STRESS_FACTOR, Harness, body_of
-from tests.mailpipe import command_mail
+from tests.conftest import STRESS_FACTOR, Harness, body_of
+from tests.mailpipe import command_mail, pipe
 from tests.replying import reply_mail
 
 BOB = "bob@example.org"
@@ -153,22 +151,15 @@ def test_a_strangers_forgot_through_the_mail_pipe(project_env, challenged_home):
     harness.home, harness.seen = home, set()
     harness.new_mails()
 
-    def pipe(raw):
-        run = subprocess.run(
-            [sys.executable, str(ROOT / "mail_handler.py")],
-            input=raw,
-            env=project_env,
-            cwd=ROOT,
-            capture_output=True,
-            timeout=120,
-        )
+    def deliver(raw):
+        run = pipe(project_env, raw)
         assert run.returncode == 0, run.stderr.decode()
 
-    pipe(command_mail(BOB, "forgot bob"))
+    deliver(command_mail(BOB, "forgot bob"))
     [mine] = reset_mails(harness)
-    pipe(command_mail(STRANGER, "forgot bob"))
+    deliver(command_mail(STRANGER, "forgot bob"))
     assert reset_mails(harness) == [], "within the window: no second mail"
-    pipe(command_mail(BOB, f"reset bob {code_of(mine)} n3wpass"))
+    deliver(command_mail(BOB, f"reset bob {code_of(mine)} n3wpass"))
     assert [m["Subject"] for m in harness.new_mails(BOB)] == ["Password changed for bob"]
 
 
