@@ -9,7 +9,6 @@ import email
 import email.policy
 import json
 import random
-from concurrent.futures import ThreadPoolExecutor
 
 from click.testing import CliRunner
 
@@ -17,7 +16,7 @@ from pbm.cli import cli
 from pbm.seeking import Seeker, find_group, terms_key
 from pbm.store import Store
 from tests.conftest import GENEROUS_LIMITS, STRESS_FACTOR
-from tests.mailpipe import command_mail, pipe
+from tests.mailpipe import command_mail, pipe_at_once
 
 PLAYERS = 16 if STRESS_FACTOR == 1 else 120
 WORKERS = 8
@@ -45,11 +44,7 @@ def test_racing_seeks_pair_each_seek_once_and_never_a_player_with_themselves(pro
         # Each mail twice: a duplicate delivery must not seek twice.
         mails += [raw, raw]
     rng.shuffle(mails)
-    with ThreadPoolExecutor(WORKERS) as pool:
-        results = list(pool.map(lambda raw: pipe(project_env, raw), mails))
-    assert all(r.returncode == 0 for r in results), [
-        r.stderr[-500:] for r in results if r.returncode
-    ]
+    pipe_at_once(project_env, mails, WORKERS)
 
     store = Store.open(home / "pbm.db")
     try:

@@ -10,14 +10,13 @@ import email.policy
 import itertools
 import random
 from collections import Counter
-from concurrent.futures import ThreadPoolExecutor
 
 from click.testing import CliRunner
 
 from pbm.cli import cli
 from pbm.store import Store
 from tests.conftest import GENEROUS_LIMITS, STRESS_FACTOR
-from tests.mailpipe import command_mail, pipe
+from tests.mailpipe import command_mail, pipe_at_once
 
 SEATS = 12 if STRESS_FACTOR == 1 else 40  # the players the tournament waits for
 LATE = 3 if STRESS_FACTOR == 1 else 10  # more who try to join
@@ -52,11 +51,7 @@ def test_racing_joins_never_seat_a_player_twice_and_start_it_once(project_env, t
             mails.append(raw)
         mails.append(raw)  # and the second delivered twice
     random.Random(30).shuffle(mails)
-    with ThreadPoolExecutor(WORKERS) as pool:
-        results = list(pool.map(lambda raw: pipe(project_env, raw), mails))
-    assert all(r.returncode == 0 for r in results), [
-        r.stderr[-500:] for r in results if r.returncode
-    ]
+    pipe_at_once(project_env, mails, WORKERS)
 
     store = Store.open(home / "pbm.db")
     try:
