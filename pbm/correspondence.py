@@ -232,6 +232,8 @@ class Correspondence:
         for userid in board.audience():
             if others_only and userid == self.userid:
                 continue
+            if self.store.robots.is_robot(userid):
+                continue  # a robot reads the board, not mail: nothing to build for it
             body, html = self.board_mail(
                 board,
                 userid,
@@ -241,6 +243,13 @@ class Correspondence:
             )
             addresses = self.store.users.addresses(userid)
             # The sender's own board mail answers their command: it goes In-Reply-To it.
+            answers_sender = self.sender_is_among(addresses)
+            # A player's own board mails and the answers to commands carry no
+            # List-Unsubscribe (§5.10): once the board is over, one who resigned is one of
+            # its players again, not a subscriber.
+            own = board.playing_seats_of(userid) or (
+                not board.active and userid in board.position.holders
+            )
             self.mail_user(
                 userid,
                 self.board_subject(board, userid, new),
@@ -248,9 +257,9 @@ class Correspondence:
                 kind,
                 addresses,
                 board=board,
-                reply=self.sender_is_among(addresses),
+                reply=answers_sender,
                 html=html,
-                stream=None if board.playing_seats_of(userid) else "subscription",
+                stream=None if own or answers_sender else "subscription",
             )
             recipients.extend(addresses)
         if spectator_to_sender and not self.sender_is_among(recipients):

@@ -124,6 +124,19 @@ def test_one_click_post_turns_off_a_subscription_and_a_get_changes_nothing(board
     assert "carol@example.org" not in {m["To"] for m in board.new_mails()}
 
 
+def test_a_player_who_resigns_gets_her_board_mail_without_list_unsubscribe(board):
+    """Resigning makes her a subscriber (§9), but the board mail that answers her resign,
+    and every mail of the finished board to its players, is a player's own (§5.10)."""
+    board.ok("knightpanic move 101 alice secret c1-a5")
+    board.ok("knightpanic move 101 bob secret a7-c3")
+    board.new_mails()
+    board.ok("knightpanic resign 101 alice secret", sender="alice@example.org")
+    mails = {m["To"]: m for m in board.new_mails()}
+    assert mails["alice@example.org"]["List-Unsubscribe"] is None
+    assert mails["bob@example.org"]["List-Unsubscribe"] is None
+    assert mails["carol@example.org"]["List-Unsubscribe"] is not None
+
+
 def test_the_digest_and_notification_streams_turn_off_alone(board, clock):
     board.ok("digest alice secret on", sender="alice@example.org")
     board.ok("knightpanic notify carol secret", sender="carol@example.org")
