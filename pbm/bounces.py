@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 from .clock import parse_stamp, stamp
-from .replies import own_extension
+from .replies import b32_text, own_extension, reply_address
 
 log = logging.getLogger("pbm.bounces")
 
@@ -46,14 +46,12 @@ def _mac(key: bytes, row_id: int, recipient: str) -> bytes:
 
 
 def bounce_id(key: bytes, row_id: int, recipient: str) -> str:
-    raw = row_id.to_bytes(ROW_BYTES, "big") + _mac(key, row_id, recipient)
-    return base64.b32encode(raw).decode("ascii").lower()
+    return b32_text(row_id.to_bytes(ROW_BYTES, "big") + _mac(key, row_id, recipient))
 
 
 def verp_sender(config, row_id: int, recipient: str) -> str:
     """The envelope sender of outbox row `row_id` to `recipient`."""
-    local, _, domain = config.get("server.address").rpartition("@")
-    return f"{local}+{PREFIX}{bounce_id(config.secret_key, row_id, recipient)}@{domain}"
+    return reply_address(config, PREFIX + bounce_id(config.secret_key, row_id, recipient))
 
 
 @dataclass(frozen=True)

@@ -97,29 +97,30 @@ def split_token(token: str) -> TokenParts | None:
     return TokenParts(token[:cut], token[cut:])
 
 
-def _b32(data: bytes) -> str:
+def b32_text(data: bytes) -> str:
+    """Bytes as the lower-case base32 that tokens and ids in our addresses are written in."""
     return base64.b32encode(data).decode("ascii").lower()
 
 
 def _mac(key: bytes, token_id: str, game: str, number: int, userid: str, move_number: int) -> str:
     message = "\0".join((token_id, game, str(number), userid, str(move_number))).encode()
-    return _b32(hmac.new(key, message, hashlib.sha256).digest()[:MAC_BYTES])
+    return b32_text(hmac.new(key, message, hashlib.sha256).digest()[:MAC_BYTES])
 
 
 def new_token(key: bytes, game: str, number: int, userid: str, move_number: int):
     """(token id, token) for one recipient of one board mail."""
-    token_id = _b32(secrets.token_bytes(ID_BYTES))
+    token_id = b32_text(secrets.token_bytes(ID_BYTES))
     return token_id, token_id + _mac(key, token_id, game, number, userid, move_number)
 
 
 def _reset_mac(key: bytes, token_id: str, userid: str) -> str:
     message = "\0".join((RESET_KIND, token_id, userid)).encode()
-    return _b32(hmac.new(key, message, hashlib.sha256).digest()[:MAC_BYTES])
+    return b32_text(hmac.new(key, message, hashlib.sha256).digest()[:MAC_BYTES])
 
 
 def new_reset_token(key: bytes, userid: str):
     """(token id, token) for the Reply-To of one password reset mail."""
-    token_id = _b32(secrets.token_bytes(ID_BYTES))
+    token_id = b32_text(secrets.token_bytes(ID_BYTES))
     return token_id, token_id + _reset_mac(key, token_id, userid)
 
 
@@ -129,12 +130,12 @@ def reset_mac_matches(key: bytes, parts: TokenParts, userid: str) -> bool:
 
 def _invitation_mac(key: bytes, token_id: str, game: str, number: int, userid: str) -> str:
     message = "\0".join((INVITATION_KIND, token_id, game, str(number), userid)).encode()
-    return _b32(hmac.new(key, message, hashlib.sha256).digest()[:MAC_BYTES])
+    return b32_text(hmac.new(key, message, hashlib.sha256).digest()[:MAC_BYTES])
 
 
 def new_invitation_id() -> str:
     """The id of an invitee's invitation token, kept in their row of the invitation."""
-    return _b32(secrets.token_bytes(ID_BYTES))
+    return b32_text(secrets.token_bytes(ID_BYTES))
 
 
 def invitation_token(key: bytes, token_id: str, game: str, number: int, userid: str) -> str:

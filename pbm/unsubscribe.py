@@ -9,14 +9,13 @@ address `<local>+unsubscribe-<token>@<domain>`, which routes wherever the server
 does, and with `[web] base_url` an https address as well, `<base_url>/unsubscribe/<token>`,
 which `pbm web` takes as a one-click POST (RFC 8058)."""
 
-import base64
 import hashlib
 import hmac
 import logging
 import re
 from dataclasses import dataclass
 
-from .replies import own_extension
+from .replies import b32_text, own_extension, reply_address
 
 log = logging.getLogger("pbm.unsubscribe")
 
@@ -28,8 +27,7 @@ STREAMS = ("nag", "digest", "subscription", "notify")
 
 def stream_token(key: bytes, userid: str, stream: str, game=None, number=None) -> str:
     message = "\0".join(("unsubscribe", userid, stream, game or "", str(number or "")))
-    digest = hmac.new(key, message.encode(), hashlib.sha256).digest()[:TOKEN_BYTES]
-    return base64.b32encode(digest).decode("ascii").lower()
+    return b32_text(hmac.new(key, message.encode(), hashlib.sha256).digest()[:TOKEN_BYTES])
 
 
 def list_headers(ctx, userid: str, stream: str, game=None, number=None) -> dict:
@@ -37,8 +35,7 @@ def list_headers(ctx, userid: str, stream: str, game=None, number=None) -> dict:
     `stream` to `userid`; the token's row is written in the mail's transaction."""
     token = stream_token(ctx.config.secret_key, userid, stream, game, number)
     ctx.store.delivery.add_unsubscribe_token(token, userid, stream, game, number)
-    local, _, domain = ctx.config.get("server.address").rpartition("@")
-    targets = [f"<mailto:{local}+{PREFIX}{token}@{domain}>"]
+    targets = [f"<mailto:{reply_address(ctx.config, PREFIX + token)}>"]
     headers = {}
     base = ctx.config.get("web.base_url").rstrip("/")
     if base.startswith("https://"):  # RFC 8058 one-click is for https only
