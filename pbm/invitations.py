@@ -14,7 +14,7 @@ from .replies import (
     reply_address,
 )
 from .serveroptions import options_text
-from .starting import limit_problems, seating_problems, start_board
+from .starting import limit_problems, start_board
 from .summary import options_line, text_table
 from .timebank import ClockTerms
 
@@ -224,9 +224,17 @@ def answer(ctx, invitation, userid: str, accept: bool, comment: str = ""):
 
 
 def _start(ctx, invitation, note):
-    """The last acceptance starts the board, if every seat may still be seated."""
+    """The last acceptance starts the board, if every seat may still be seated: each
+    account still there, and each user's limits (docs/spec/server.md §11.1). The rest of
+    the challenge's checks (options, seats) held when the invitation was made."""
     record = invitation.record
-    problems, _, _ = seating_problems(ctx, invitation.game, invitation.userids, {})
+    userids = list(dict.fromkeys(invitation.userids))
+    problems = []
+    for userid in userids:
+        user = ctx.store.users.get(userid)
+        if user is None or user.status != "active":
+            problems.append(f"Unknown userid: {userid}")  # deleted since the invitation
+    problems += limit_problems(ctx, invitation.game, userids)[0]
     if problems:
         ctx.abort(
             f"{invitation.title} cannot start yet, so your acceptance was not recorded:\n"

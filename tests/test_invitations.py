@@ -253,6 +253,20 @@ def test_checks_at_invitation_and_at_acceptance(players):
     assert "has started" in h.refused("knightpanic decline 102 bob secret")
 
 
+def test_the_last_acceptance_is_refused_when_another_seat_may_no_longer_be_seated(players):
+    """§11.1: when the last seat accepts, a limit of any player refuses that acceptance,
+    saying whose, and the invitation stays open."""
+    h = players
+    assert send(h, CAROL, "knightline limit carol secret 1").ok
+    assert send(h, ALICE, "knightline invite alice secret bob carol").ok
+    h.ok("knightline accept 101 carol secret", sender=CAROL)
+    assert send(h, DAVE, "knightline challenge dave carol").ok  # fills carol's limit
+    error = h.refused("knightline accept 101 bob secret")
+    assert "cannot start yet, so your acceptance was not recorded" in error
+    assert "carol has reached their limit of active" in error
+    assert invitation_status(h, 101) == "open"
+
+
 def test_games_lists_the_invitations_sent_and_received(players):
     h = players
     assert send(h, ALICE, "knightline invite alice secret bob").ok
