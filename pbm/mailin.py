@@ -373,11 +373,13 @@ def read_message(
         # the loop guard says, answered only where it would answer a command. An unsubscribe
         # is a stranger's where the MTA says DMARC failed: its token is then not taken.
         key = message_key(message_id_of(message), raw)
-        sender = origin_address(message, envelope_sender) if service.answered else None
-        if sender is not None and dmarc_failed(config, message, sender):
-            return Request(text="", sender=sender, key=key, stranger=True), None
-        if reason:
-            sender = None
+        origin = origin_address(message, envelope_sender) if service.answered else None
+        if origin is not None and dmarc_failed(config, message, origin):
+            if reason:  # a stranger's, and the loop guard answers nothing: not even that
+                log.info("dropped without answer: %s; DMARC failed for %s", reason, origin)
+                return None, None
+            return Request(text="", sender=origin, key=key, stranger=True), None
+        sender = None if reason else origin
         return Request(text="", sender=sender, key=key, service=service), None
     if reason:
         log.info("dropped without answer: %s", reason)

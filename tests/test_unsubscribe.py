@@ -137,6 +137,31 @@ def test_a_player_who_resigns_gets_her_board_mail_without_list_unsubscribe(board
     assert mails["carol@example.org"]["List-Unsubscribe"] is not None
 
 
+@pytest.mark.parametrize("automatic", [False, True], ids=["by hand", "auto-submitted"])
+def test_an_unsubscribe_that_fails_dmarc_turns_nothing_off(board, automatic):
+    """A stranger's mail (§7: the MTA says DMARC failed) takes no token; it is answered
+    only where the loop guard answers (§4.2 step 3): auto-submitted mail gets nothing."""
+    board.configure(SETTINGS + "[mail]\nauthserv_id = mx.pbm.example\n")
+    board.ok("knightpanic move 101 alice secret c1-a5")
+    mails = {m["To"]: m for m in board.new_mails()}
+    mailto, _ = targets(mails["carol@example.org"])
+    raw = (
+        "Authentication-Results: mx.pbm.example; dmarc=fail header.from=example.org\n"
+        + ("Auto-Submitted: auto-replied\n" if automatic else "")
+        + f"From: carol@example.org\nTo: {mailto}\nSubject: unsubscribe\n"
+        "Message-ID: <u-dmarc@example.org>\n\n"
+    ).encode()
+    board.deliver(raw, envelope_recipients=[mailto])
+    answers = board.new_mails()
+    if automatic:
+        assert answers == []
+    else:
+        [answer] = answers
+        assert answer["To"] == "carol@example.org" and "DMARC" in body_of(answer)
+    board.ok("knightpanic move 101 bob secret a7-c3")
+    assert "carol@example.org" in {m["To"] for m in board.new_mails()}, "still subscribed"
+
+
 def test_the_digest_and_notification_streams_turn_off_alone(board, clock):
     board.ok("digest alice secret on", sender="alice@example.org")
     board.ok("knightpanic notify carol secret", sender="carol@example.org")
