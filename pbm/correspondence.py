@@ -245,8 +245,8 @@ class Correspondence:
             # The sender's own board mail answers their command: it goes In-Reply-To it.
             answers_sender = self.sender_is_among(addresses)
             # A player's own board mails and the answers to commands carry no
-            # List-Unsubscribe (§5.10): once the board is over, one who resigned is one of
-            # its players again, not a subscriber.
+            # List-Unsubscribe (docs/spec/server.md §5.10): once the board is over, one who
+            # resigned is one of its players again, not a subscriber.
             own = board.playing_seats_of(userid) or (
                 not board.active and userid in board.position.holders
             )

@@ -254,8 +254,8 @@ def test_checks_at_invitation_and_at_acceptance(players):
 
 
 def test_the_last_acceptance_is_refused_when_another_seat_may_no_longer_be_seated(players):
-    """§11.1: when the last seat accepts, a limit of any player refuses that acceptance,
-    saying whose, and the invitation stays open."""
+    """docs/spec/server.md §11.1: when the last seat accepts, a limit of any player refuses
+    that acceptance, saying whose, and the invitation stays open."""
     h = players
     assert send(h, CAROL, "knightline limit carol secret 1").ok
     assert send(h, ALICE, "knightline invite alice secret bob carol").ok

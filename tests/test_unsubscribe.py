@@ -125,8 +125,9 @@ def test_one_click_post_turns_off_a_subscription_and_a_get_changes_nothing(board
 
 
 def test_a_player_who_resigns_gets_her_board_mail_without_list_unsubscribe(board):
-    """Resigning makes her a subscriber (§9), but the board mail that answers her resign,
-    and every mail of the finished board to its players, is a player's own (§5.10)."""
+    """Resigning makes her a subscriber, but the board mail that answers her resign, and
+    every mail of the finished board to its players, is a player's own
+    (docs/spec/server.md §5.10)."""
     board.ok("knightpanic move 101 alice secret c1-a5")
     board.ok("knightpanic move 101 bob secret a7-c3")
     board.new_mails()
@@ -139,8 +140,9 @@ def test_a_player_who_resigns_gets_her_board_mail_without_list_unsubscribe(board
 
 @pytest.mark.parametrize("automatic", [False, True], ids=["by hand", "auto-submitted"])
 def test_an_unsubscribe_that_fails_dmarc_turns_nothing_off(board, automatic):
-    """A stranger's mail (§7: the MTA says DMARC failed) takes no token; it is answered
-    only where the loop guard answers (§4.2 step 3): auto-submitted mail gets nothing."""
+    """A stranger's mail (the MTA says DMARC failed) takes no token; it is answered only
+    where the loop guard answers (docs/spec/server.md §4.2 step 3): auto-submitted mail
+    gets nothing."""
     board.configure(SETTINGS + "[mail]\nauthserv_id = mx.pbm.example\n")
     board.ok("knightpanic move 101 alice secret c1-a5")
     mails = {m["To"]: m for m in board.new_mails()}
