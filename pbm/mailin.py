@@ -322,9 +322,12 @@ def delivered_to(message, envelope_recipients) -> list[str]:
 
 def reply_token(config, message, envelope_recipients) -> str | None:
     """The reply token of the address the mail was delivered to (delivered_to)."""
+    plus_addressed = [r for r in delivered_to(message, envelope_recipients) if "+" in r]
+    if not plus_addressed:
+        return None  # the plain address: a command mail need not load the tokens' module
     from .replies import token_of_recipient
 
-    for recipient in delivered_to(message, envelope_recipients):
+    for recipient in plus_addressed:
         token = token_of_recipient(config, recipient)
         if token is not None:
             return token

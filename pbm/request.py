@@ -7,7 +7,9 @@ from typing import Any, Protocol
 
 class ServiceWork(Protocol):
     """What a mail to a service address asks for (servicemail.py): it runs in place of a
-    command, in the request's transaction."""
+    command, in the request's transaction; `answered` says whether its sender hears back."""
+
+    answered: bool
 
     def run(self, ctx: Any) -> None: ...
 
