@@ -177,8 +177,6 @@ def _clean_board(ctx, board_id, mode, report):
             f"{show_time(idle_since + forfeit_after)}, you will forfeit."
         )
         _nag(ctx, board, userid, text, report)
-        ctx.store.boards.set_nagged(board.id, stamp(now))
-        report.append(f"{board.title_name}: nag to {userid}")
 
 
 def _nag_clocked(ctx, board, seat, userid, report):
@@ -198,8 +196,6 @@ def _nag_clocked(ctx, board, seat, userid, report):
         f"your clock, until {show_time(until)}. If you do not move by then, you lose on time."
     )
     _nag(ctx, board, userid, text, report)
-    ctx.store.boards.set_nagged(board.id, stamp(ctx.now))
-    report.append(f"{board.title_name}: nag to {userid}")
 
 
 def _may_nag(last_nag_at, last_move_at, now) -> bool:
@@ -213,13 +209,16 @@ def _may_nag(last_nag_at, last_move_at, now) -> bool:
 
 def _nag(ctx, board, userid, text, report):
     """The nag mail (docs/spec/server.md §5.8, §5.9, §5.10); none to a player who turned
-    this board's nags off, or whom no address reaches."""
+    this board's nags off, or whom no address reaches. Either way the board counts as
+    nagged now, so the next comes no sooner than a nag would."""
+    ctx.store.boards.set_nagged(board.id, stamp(ctx.now))
     if ctx.store.delivery.nags_off(board.id, userid):
         report.append(f"{board.title_name}: no nag to {userid} (turned off)")
         return
     if unreachable(ctx.store, userid):
         report.append(f"{board.title_name}: no nag to {userid} (unreachable)")
         return
+    report.append(f"{board.title_name}: nag to {userid}")
     title = f"Nag of {board.title_name}"
     summary, html = ctx.board_mail(
         board,

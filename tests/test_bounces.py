@@ -338,6 +338,7 @@ def test_an_unreachable_player_is_not_nagged_but_forfeits_and_a_mail_from_the_ad
     at_day(clock, 8)
     report = CliRunner().invoke(cli, ["--home", str(game.home), "cleanup"]).output
     assert "no nag to bob (unreachable)" in report
+    assert ": nag to bob" not in report, "no nag went out"
     assert game.new_mails() == []
 
     # It is bob's move; his opponent reads why no answer may come.

@@ -91,6 +91,7 @@ def test_a_nag_unsubscribes_by_mail_from_that_boards_nags_only(board, clock):
     at_day(clock, 10)
     report = cleanup(board)
     assert "KnightPanic Board 101: no nag to alice (turned off)" in report
+    assert "KnightPanic Board 101: nag to alice" not in report, "no nag went out"
     assert [m["References"] for m in board.new_mails() if m["To"] == "alice@example.org"] == [
         "<knightpanic.102.alice@games.example.org>"
     ]
