@@ -229,11 +229,8 @@ def _start(ctx, invitation, note):
     the challenge's checks (options, seats) held when the invitation was made."""
     record = invitation.record
     userids = list(dict.fromkeys(invitation.userids))
-    problems = []
-    for userid in userids:
-        user = ctx.store.users.get(userid)
-        if user is None or user.status != "active":
-            problems.append(f"Unknown userid: {userid}")  # deleted since the invitation
+    # Deleted since the invitation:
+    problems = [f"Unknown userid: {u}" for u in userids if not ctx.store.users.is_active(u)]
     problems += limit_problems(ctx, invitation.game, userids)[0]
     if problems:
         ctx.abort(

@@ -18,6 +18,11 @@ def _current(store, game, userid) -> RatingRecord:
     return store.ratings.get(game, userid) or RatingRecord(game, userid, START_RATING, 0, 0, 0, 0)
 
 
+def current_rating(store, game: str, userid: str) -> int:
+    """A player's rating in a game, the starting one before their first rated result."""
+    return _current(store, game, userid).rating
+
+
 def updated_rating(
     rating: int, games: int, score: float, opponent_rating: float, opponent_games: float
 ) -> int:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 from .clock import parse_stamp, show_time, stamp
-from .ratings import START_RATING
+from .ratings import current_rating
 from .serveroptions import SEEK_ONLY, options_text
 from .starting import limit_problems, start_board
 from .summary import options_line, text_table
@@ -70,11 +70,6 @@ def board_options(server_options: dict) -> dict:
 # -- pairing in a transaction ---------------------------------------------------------------
 
 
-def _rating(ctx, game, userid: str) -> int:
-    record = ctx.store.ratings.get(game.name, userid)
-    return record.rating if record is not None else START_RATING
-
-
 def _seekers(ctx, game) -> tuple[list[Seeker], dict]:
     """The open seeks that may pair now, oldest first, as Seekers; and their records."""
     seekers, records = [], {}
@@ -89,7 +84,7 @@ def _seekers(ctx, game) -> tuple[list[Seeker], dict]:
             Seeker(
                 record.userid,
                 terms_key(record.options, record.server_options),
-                _rating(ctx, game, record.userid),
+                current_rating(ctx.store, game.name, record.userid),
                 window,
             )
         )
@@ -128,7 +123,9 @@ def _with_robots(ctx, game, seekers, records, mine):
                 continue
             if limit_problems(ctx, game, [robot.userid])[0]:
                 continue
-            candidate = Seeker(robot.userid, seeker.terms, _rating(ctx, game, robot.userid), None)
+            candidate = Seeker(
+                robot.userid, seeker.terms, current_rating(ctx.store, game.name, robot.userid), None
+            )
             if compatible(seeker, candidate):
                 robots.append(candidate)
         robots.sort(key=lambda r: (abs(r.rating - seeker.rating), r.userid))
@@ -214,7 +211,7 @@ def seek_rows(ctx, game) -> list[dict]:
         rows.append(
             {
                 "userid": record.userid,
-                "rating": _rating(ctx, game, record.userid),
+                "rating": current_rating(ctx.store, game.name, record.userid),
                 "count": record.seeking,
                 "window": window,
                 "until": record.lapses_at[:10],

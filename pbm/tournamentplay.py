@@ -11,7 +11,7 @@ from .boards import Board
 from .clock import DAY, parse_stamp, show_time, stamp
 from .game import OptionError
 from .grammar import with_suggestion
-from .ratings import START_RATING
+from .ratings import current_rating
 from .replies import reply_address
 from .serveroptions import DEFAULT_LARGEST, MAX_ENTRANTS, MIN_DIVISION, TOURNAMENT_ONLY
 from .starting import start_board
@@ -67,11 +67,6 @@ def _reply(ctx, record, subject, headline, sections=()):
         web_url=web_url(ctx.config, record),
     )
     ctx.reply(subject, body, kind="tournament")
-
-
-def _active(ctx, userid: str) -> bool:
-    user = ctx.store.users.get(userid)
-    return user is not None and user.status == "active"
 
 
 # -- creating and joining ------------------------------------------------------------------
@@ -245,22 +240,18 @@ def forfeit_all(ctx, record, userid: str, status: str, event: str) -> list:
 # -- the start ---------------------------------------------------------------------------
 
 
-def _rating(ctx, game, userid: str) -> int:
-    record = ctx.store.ratings.get(game.name, userid)
-    return record.rating if record is not None else START_RATING
-
-
 def start(ctx, record) -> list[str]:
     """Divisions by rating, then every board of every division at once, and one mail to
     each player with all their boards; or, with too few players, the tournament is called
     off and everyone told. Returns what was done, for cleanup's report."""
     game = ctx.server.game_for_board(record.game)
-    entrants = ctx.store.tournaments.entrants(record.id)
-    for entrant in entrants:
-        if not _active(ctx, entrant.userid):
+    entrants = []
+    for entrant in ctx.store.tournaments.entrants(record.id):
+        if ctx.store.users.is_active(entrant.userid):
+            entrants.append(entrant)
+        else:  # deleted since joining: left out (docs/spec/server.md §11.9)
             ctx.store.tournaments.remove_entrant(record.id, entrant.userid)
-    entrants = [e for e in entrants if _active(ctx, e.userid)]
-    ratings = {e.userid: _rating(ctx, game, e.userid) for e in entrants}
+    ratings = {e.userid: current_rating(ctx.store, game.name, e.userid) for e in entrants}
     order = sorted(entrants, key=lambda e: (-ratings[e.userid], e.joined_at, e.userid))
     players = [e.userid for e in order]
     divisions = split(players, record.largest)
@@ -422,7 +413,7 @@ def _digests(ctx, record) -> list[str]:
         ]
         since = f"since {show_time(last)}" if last else "since the start"
         for userid in view.order:
-            if _active(ctx, userid):
+            if ctx.store.users.is_active(userid):
                 _mail(
                     ctx,
                     userid,
@@ -466,5 +457,5 @@ def board_ended(ctx, board):
     )
     for view in views:
         for userid in view.order:
-            if _active(ctx, userid):
+            if ctx.store.users.is_active(userid):
                 _mail(ctx, userid, record, f"Tournament {record.name} is over", headline, sections)

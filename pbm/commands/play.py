@@ -65,7 +65,9 @@ def challenger_refusal(ctx, userids) -> str | None:
     an address registered to one of the accounts it seats and confirmed for it (the
     operator's command line seats anyone). Why this one may not, or None."""
     sender = ctx.sender_key
-    known = [u for u in dict.fromkeys(userids) if is_active_user(ctx, u)]
+    known = [
+        u for u in dict.fromkeys(userids) if is_valid_userid(u) and ctx.store.users.is_active(u)
+    ]
     registered = [u for u in known if sender in {a.lower() for a in ctx.store.users.addresses(u)}]
     if any(ctx.store.limits.address_proven(userid, sender) for userid in registered):
         return None
@@ -82,11 +84,6 @@ def challenger_refusal(ctx, userids) -> str | None:
         f"of one of {players} (an address registered to the account and used with its "
         "password), or ask one of them to send it."
     )
-
-
-def is_active_user(ctx, userid: str) -> bool:
-    user = ctx.store.users.get(userid) if is_valid_userid(userid) else None
-    return user is not None and user.status == "active"
 
 
 # -- move and its standalone forms ---------------------------------------------------------

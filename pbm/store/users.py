@@ -8,6 +8,13 @@ class Users(Repository):
     def get(self, userid: str) -> UserRecord | None:
         return self._record(UserRecord, "SELECT * FROM users WHERE userid = ?", (userid,))
 
+    def is_active(self, userid: str) -> bool:
+        """Whether the account exists and has not been deleted."""
+        return (
+            self._value("SELECT 1 FROM users WHERE userid = ? AND status = 'active'", (userid,))
+            is not None
+        )
+
     def password_hash(self, userid: str) -> str | None:
         return self._value(
             "SELECT password_hash FROM users WHERE userid = ? AND status = 'active'", (userid,)
