@@ -247,6 +247,27 @@ def test_an_unsplittable_or_too_small_field_is_called_off_and_everyone_told(play
         store.close()
 
 
+def test_an_entrant_whose_account_was_deleted_is_left_out_at_the_start(players, clock):
+    """docs/spec/server.md §11.9: players whose accounts were deleted meanwhile are left
+    out of the divisions."""
+    h = players
+    assert operator(h, "tournament create gone tally --start=2026-05-02")[0].ok
+    for userid in ("ann", "ben", "cat", "dan"):
+        ok(h, userid, f"tournament join gone {userid} secret")
+    ok(h, "dan", "signoff dan secret")
+    clock("2026-05-02T06:00:00")
+    h.ok("cleanup", sender=None)
+    record, entrants = tournament(h, "gone")
+    assert record.status == "running"
+    assert sorted(entrants) == ["ann", "ben", "cat"]
+    store = store_of(h)
+    try:
+        seated = {u for row in store.boards.all() for u in store.boards.seat_userids(row.id)}
+    finally:
+        store.close()
+    assert seated == {"ann", "ben", "cat"}
+
+
 def test_the_operator_enters_robots_and_players_cannot(players, tmp_path):
     h = players
     runner = CliRunner()
