@@ -37,6 +37,32 @@ def test_random_games_through_the_engine_match_the_plugin_contract(name):
 
 
 @pytest.mark.parametrize("name", sorted(GAMES))
+def test_the_contract_answers_for_a_state_it_made_as_for_the_same_state_read_afresh(name):
+    """The contract keeps the engine it played for each state it returns (StateEngines):
+    that engine, updated step by step, must answer as one built from the state's JSON,
+    for every player count the game allows."""
+    game = GAMES[name]
+    rng = random.Random(f"kept {name}")
+    for players in range(game.min_players, game.max_players + 1):
+        options = game.parse_options({}, players)
+        state = game.initial_state(options, players, rng.randrange(10**6))
+        for _ in range(300):
+            seat = game.to_move(state)
+            fresh = json.loads(json.dumps(state))
+            assert game.to_move(fresh) == seat
+            if seat is None:
+                assert game.outcome(fresh) == game.outcome(state)
+                break
+            listed = list(game.legal_moves(state, seat))
+            assert listed == list(game.legal_moves(fresh, seat))
+            assert game.forced_move(state) == game.forced_move(fresh)
+            moves = listed or [game.forced_move(state) or "pass"]
+            move = rng.choice(moves)
+            state = game.apply_move(state, seat, move)
+            assert state == game.apply_move(fresh, seat, move)
+
+
+@pytest.mark.parametrize("name", sorted(GAMES))
 def test_a_copy_plays_on_without_touching_its_original(name):
     game = GAMES[name]
     options = game.parse_options({}, game.min_players)
