@@ -361,7 +361,7 @@ class KnightLine(BaseGame):
         if found is None:
             return []
         destination = self._cell(found, 4 if found.re is MOVE_RE else 1)
-        line = self.engine(state).longest_line(seat, cell_index(*destination))
+        line = self._engines.of(state).longest_line(seat, cell_index(*destination))
         if line is None:
             return []
         first, last, _, step = line
