@@ -13,8 +13,7 @@ from dataclasses import dataclass, replace
 
 from .clock import now, parse_stamp, stamp
 from .grammar import GrammarError, normalize, parse, password_of
-from .mailin import comment_from, normalize_reply_line
-from .ownwords import after_greetings
+from .mailin import reply_parts
 from .replies import (
     LIFETIME,
     TOKEN_PASSWORD,
@@ -128,15 +127,11 @@ def thread_reply(store, request: Request) -> Request | None:
         return None
     if not store.limits.address_proven(row.userid, request.sender):
         return None
-    lines = after_greetings(request.body_lines)
-    first = normalize_reply_line(lines[0]) if lines else ""
-    rest = lines[1:]
-    while rest and not rest[0].strip():
-        rest.pop(0)
+    first, comment = reply_parts(request.body_lines)
     return replace(
         request,
         text=first,
-        body=comment_from(rest),
+        body=comment,
         subject=request.text,
         thread_token_id=row.id,
     )

@@ -91,6 +91,17 @@ def normalize_reply_line(line: str) -> str:
     return normalize(line).replace("`", "").strip()
 
 
+def reply_parts(own: list[str]) -> tuple[str, str]:
+    """A reply's own lines as (its command: the first line once greetings are set aside,
+    its comment: the rest) (docs/spec/server.md §4.3, §11.3)."""
+    lines = after_greetings(own)
+    first = normalize_reply_line(lines[0]) if lines else ""
+    rest = lines[1:]
+    while rest and not rest[0].strip():
+        rest.pop(0)
+    return first, comment_from(rest)
+
+
 def comment_from(lines: list[str]) -> str:
     text = "\n".join(lines[:MAX_COMMENT_LINES])
     if len(lines) > MAX_COMMENT_LINES or len(text) > MAX_COMMENT_CHARS:
@@ -409,14 +420,10 @@ def read_message(
     name, address = author(message)
     if token is not None:
         own = own_lines(body_text(message), name, address)
-        lines = after_greetings(own)
-        first = normalize_reply_line(lines[0]) if lines else ""
-        rest = lines[1:]
-        while rest and not rest[0].strip():
-            rest.pop(0)
+        first, comment = reply_parts(own)
         return Request(
             text=first,
-            body=comment_from(rest),
+            body=comment,
             sender=origin,
             key=key,
             message_id=message_id,
