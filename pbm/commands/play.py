@@ -68,7 +68,7 @@ def challenger_refusal(ctx, userids) -> str | None:
     known = [
         u for u in dict.fromkeys(userids) if is_valid_userid(u) and ctx.store.users.is_active(u)
     ]
-    registered = [u for u in known if sender in {a.lower() for a in ctx.store.users.addresses(u)}]
+    registered = [u for u in known if ctx.sender_is_among(ctx.store.users.addresses(u))]
     if any(ctx.store.limits.address_proven(userid, sender) for userid in registered):
         return None
     if registered:
