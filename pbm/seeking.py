@@ -153,9 +153,7 @@ def cleanup(ctx, game) -> list[str]:
     """Cleanup (docs/spec/server.md §9.2): the game's lapsed seeks end, told to their
     seekers; then the open seeks pair where they can now."""
     done = []
-    for record in ctx.store.seeks.lapsed(stamp(ctx.now)):
-        if record.game != game.name:
-            continue
+    for record in ctx.store.seeks.lapsed(game.name, stamp(ctx.now)):
         ctx.store.users.set_seeking(game.name, record.userid, 0)
         ctx.store.seeks.drop(game.name, record.userid)
         if record.seeking:

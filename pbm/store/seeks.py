@@ -62,11 +62,11 @@ class Seeks(Repository):
             DECODE,
         )
 
-    def lapsed(self, at: str) -> list[SeekRecord]:
-        """Seeks whose time is up, of every game."""
+    def lapsed(self, game: str, at: str) -> list[SeekRecord]:
+        """The game's seeks whose time is up."""
         return self._records(
             SeekRecord,
-            SELECT + " WHERE s.lapses_at <= ? ORDER BY s.game, s.userid",
-            (at,),
+            SELECT + " WHERE s.game = ? AND s.lapses_at <= ? ORDER BY s.userid",
+            (game, at),
             DECODE,
         )
