@@ -14,7 +14,7 @@ from .clock import DAY, stamp
 from .htmlmail import board_part
 from .message import Mail
 from .replies import reply_address
-from .summary import board_context
+from .summary import board_context, watch_lines
 from .unsubscribe import list_headers, list_id
 
 log = logging.getLogger("pbm.dispatch")
@@ -229,6 +229,7 @@ class Correspondence:
             self._announce_removal(board)
             return
         recipients = []
+        watch = watch_lines(self, board)  # subscribers and notifiers: the same for everyone
         for userid in board.audience():
             if others_only and userid == self.userid:
                 continue
@@ -238,7 +239,7 @@ class Correspondence:
                 board,
                 userid,
                 self.board_context(
-                    board, userid, events=board.events, title=title, next_steps=True
+                    board, userid, events=board.events, title=title, next_steps=True, watch=watch
                 ),
             )
             addresses = self.store.users.addresses(userid)
@@ -265,13 +266,13 @@ class Correspondence:
         if spectator_to_sender and not self.sender_is_among(recipients):
             body = self.render(
                 "mail/board.txt",
-                **self.board_context(board, None, events=board.events, title=title),
+                **self.board_context(board, None, events=board.events, title=title, watch=watch),
             )
             self.reply(self.board_subject(board, None, new), body, kind="board")
         if board.finished_now:
             title = f"Notification of {board.title_name}"
             for userid in board.notifiers():
-                context = self.board_context(board, None, title=title)
+                context = self.board_context(board, None, title=title, watch=watch)
                 context["comments"] = []
                 body, html = self.board_mail(board, userid, context)
                 self.mail_user(

@@ -279,10 +279,12 @@ def board_context(
     clocks=True,
     auto_from=None,
     next_steps=False,
+    watch=None,
 ):
     """Everything templates/mail/board.txt shows, for one recipient (None: a spectator).
     A preview has no clocks: its position is no board's, and `preview new` has no board;
-    `next_steps` for a mail the recipient can answer by a reply."""
+    `next_steps` for a mail the recipient can answer by a reply. `watch`: the board's
+    watch_lines when the caller has them already (they are the same for every reader)."""
     position = position or board.position
     if not perspective_of_viewer:
         perspective = None
@@ -322,7 +324,7 @@ def board_context(
             finished=finished,
         ),
         "board": _board_text(ctx, board.game, position.state, perspective, view or {}),
-        "watch_lines": watch_lines(ctx, board),
+        "watch_lines": watch if watch is not None else watch_lines(ctx, board),
         "comments": comments,
         "timing": timing_lines(board, position, ctx.now, defaults)
         if clocks and (timing or needs_timing(board, defaults))
