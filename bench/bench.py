@@ -205,6 +205,20 @@ def per_message_cost(workdir: Path, runs: int, base: Path | None = None):
         env_for(reply_home),
         ROOT,
     )
+    # What any mail costs with the design card's libraries and no pbm code (the floor).
+    floor = workdir / "floor"
+    floor.mkdir(exist_ok=True)
+    floor_script = str(ROOT / "bench" / "pipe_floor.py")
+    pipes["floor: the libraries alone, by password"] = (
+        [sys.executable, floor_script, str(floor)],
+        env_for(floor),
+        floor,
+    )
+    pipes["floor: the libraries alone, by reply"] = (
+        [sys.executable, floor_script, str(floor), "--by-reply"],
+        env_for(floor),
+        floor,
+    )
     times = {name: [] for name in pipes}
     bare = []
     for ply, move in enumerate(script, start=1):
@@ -228,9 +242,12 @@ def per_message_cost(workdir: Path, runs: int, base: Path | None = None):
     for name, measured in times.items():
         h = statistics.median(measured) * 1000
         paired = statistics.median(t / r for t, r in zip(measured, bare))
-        shown = name if name.endswith("by reply") else f"{name} install"
+        if name.startswith("floor"):
+            shown = f"{name} (bench/pipe_floor.py)"
+        else:
+            shown = "mail_handler.py, " + (name if name.endswith("by reply") else f"{name} install")
         report(
-            f"move mail through mail_handler.py, {shown} (median of {len(measured)})",
+            f"move mail through {shown} (median of {len(measured)})",
             f"{h:.1f} ms",
             f"python -c pass {b:.1f} ms",
             f"{h / b:.1f}x (median of the paired ratios {paired:.1f}x)",

@@ -23,7 +23,7 @@ from .failures import TransientError, is_transient
 from .grammar import GrammarError, mask_unparsed, normalize, parse
 from .grants import Refused, TokenIssuer, is_whole_command, resolve, subject_is_ours, thread_reply
 from .mailout import deliver, queue_measured
-from .plugins import GameCatalog, get_migration_sets, load_game
+from .plugins import GameCatalog, get_migration_sets, keep_entry_points_in, load_game
 from .ratings import rating_lines
 from .replica import ship
 from .replies import Grant
@@ -91,6 +91,7 @@ class Server:
         self._answering: Answering | None = (
             None  # the one answer of the `multiple` mail running (answer_once)
         )
+        keep_entry_points_in(config.home / "cache")
         self.templates = text_environment(config.home, load_game)
         self.issue_token = TokenIssuer(store, config)
         self.board_cache = BoardCache(store)

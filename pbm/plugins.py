@@ -1,21 +1,27 @@
 """Discovery of game plugins through the "pbm" entry-point group."""
 
+import json
 import os
 import sys
 from collections.abc import Mapping
-from importlib.metadata import entry_points
+from importlib import import_module
+from pathlib import Path
 
 import pluggy
 
 from . import hookspecs
 from .game import GAME_NAME_RE, SEAT_SYMBOL_MAX, SEAT_SYMBOL_RE, Number
 from .grammar import CLI_SUBCOMMANDS, reserved_command_words
+from .private import make_folders, private_opener
 
 pm = pluggy.PluginManager("pbm")
 pm.add_hookspecs(hookspecs)
 
 _loaded = False
 _games_cache = (None, None)
+METADATA_FOLDERS = (".dist-info", ".egg-info")
+# Where load_game keeps the entry points it read (keep_entry_points_in); None: not kept.
+_entry_point_file: Path | None = None
 
 
 class PluginError(RuntimeError):
@@ -88,10 +94,10 @@ def load_plugins():
     if wanted is None:
         pm.load_setuptools_entrypoints("pbm")
         return
+    named = _entry_points()
     for name in filter(None, (n.strip() for n in wanted.split(","))):
-        for entry_point in entry_points(group="pbm", name=name):
-            if pm.get_plugin(name) is None:
-                pm.register(entry_point.load(), name=name)
+        if name in named and pm.get_plugin(name) is None:
+            pm.register(_load_entry_point(named[name]), name=name)
 
 
 def _distribution(plugin):
@@ -158,13 +164,84 @@ def load_game(name: str):
     wanted = os.environ.get("PBM_LOAD_PLUGINS")
     if wanted is not None and name not in {n.strip() for n in wanted.split(",")}:
         return None
-    for entry_point in entry_points(group="pbm", name=name):
-        if pm.get_plugin(name) is None:
-            pm.register(entry_point.load(), name=name)
+    target = _entry_points().get(name)
+    if target is not None and pm.get_plugin(name) is None:
+        pm.register(_load_entry_point(target), name=name)
     game = _registered(name, load_all=False)
     if game is not None:
         validate_game(game)
     return game
+
+
+def keep_entry_points_in(folder: Path) -> None:
+    """Let load_game keep the "pbm" entry points it reads in folder (the home's cache):
+    reading them imports importlib.metadata and every installed distribution's metadata,
+    a sixth of what a move mail cost through the pipe (docs/performance.md)."""
+    global _entry_point_file
+    _entry_point_file = Path(folder) / "entry-points.json"
+
+
+def _installed_paths() -> list[tuple[str, int]]:
+    """Each installed distribution's entry-point file on the import path, with its change
+    time: installing, upgrading or removing a distribution, or editing the file, changes
+    the list. Only looked at, never read: importlib.metadata reads them."""
+    found = set()
+    for entry in sys.path:
+        try:
+            with os.scandir(os.path.abspath(entry or ".")) as folder:
+                metadata = [item.path for item in folder if item.name.endswith(METADATA_FOLDERS)]
+        except OSError:
+            continue
+        for path in metadata:
+            try:
+                found.add((path, os.stat(os.path.join(path, "entry_points.txt")).st_mtime_ns))
+            except OSError:
+                continue
+    return sorted(found)
+
+
+def _entry_points() -> dict[str, str]:
+    """The "pbm" entry points by name ("module:attribute"), from the kept copy while the
+    import paths are as they were when it was read."""
+    installed = _installed_paths()
+    if _entry_point_file is not None:
+        try:
+            kept = json.loads(_entry_point_file.read_text())
+            if kept["installed"] == [list(pair) for pair in installed]:
+                return kept["entry_points"]
+        except (OSError, ValueError, KeyError, TypeError):
+            pass
+    from importlib.metadata import entry_points  # deferred: the kept copy spares it
+
+    found = {entry_point.name: entry_point.value for entry_point in entry_points(group="pbm")}
+    if _entry_point_file is not None:
+        _keep(_entry_point_file, {"installed": installed, "entry_points": found})
+    return found
+
+
+def _keep(path: Path, content: dict) -> None:
+    """Write path whole or not at all (a concurrent mail reads either copy), private; a
+    home that cannot be written only costs the next mail the reading again."""
+    temporary = path.with_name(f"{path.name}.{os.getpid()}")
+    try:
+        make_folders(path.parent)
+        with open(temporary, "w", opener=private_opener) as out:
+            json.dump(content, out)
+        os.replace(temporary, path)
+    except OSError:
+        try:
+            temporary.unlink(missing_ok=True)
+        except OSError:
+            pass
+
+
+def _load_entry_point(target: str):
+    """What an entry point's value names: a module, or an attribute path inside one."""
+    module, _, attribute = target.partition(":")
+    loaded = import_module(module.strip())
+    for part in filter(None, attribute.strip().split(".")):
+        loaded = getattr(loaded, part)
+    return loaded
 
 
 def _registered(name: str, load_all: bool):

@@ -269,13 +269,24 @@ runpy.run_path("mail_handler.py", run_name="__main__")
 def test_a_move_mail_imports_no_robot_picture_or_web_code(project_env, challenged_home):
     """The pipe's start-up is paid per mail (docs/performance.md): a move for players who
     take text mail loads neither the robots and their search knowledge, nor the pictures,
-    nor the web view, nor what only HTML mail and `pbm restore --replica` use."""
+    nor the web view, nor what only HTML mail and `pbm restore --replica` use, nor the
+    installed distributions' metadata once a mail has read the game's entry point."""
     for userid in ("alice", "bob"):
         result = CliRunner().invoke(
             cli, ["--home", str(challenged_home), "html", userid, "secret", "off"]
         )
         assert result.exit_code == 0, result.output
     box = Mailbox(challenged_home)
+    # The first mail about a game reads the installed entry points; later ones keep them.
+    first = subprocess.run(
+        [sys.executable, "mail_handler.py"],
+        input=command_mail("alice@example.org", "knightpanic show 101"),
+        env=project_env,
+        cwd=ROOT,
+        capture_output=True,
+        timeout=120,
+    )
+    assert first.returncode == 0, first.stderr.decode()
     box.fresh()
     result = subprocess.run(
         [sys.executable, "-c", WITH_MODULES],
@@ -292,7 +303,7 @@ def test_a_move_mail_imports_no_robot_picture_or_web_code(project_env, challenge
     loaded = json.loads(listing.removeprefix("modules: "))
     assert "games.knightpanic.engine" in loaded
     unwanted = ("pbm.robots", "pbm.pictures", "pbm.web", "PIL", "waitress", "games.connection")
-    unwanted += ("html", "subprocess")
+    unwanted += ("html", "subprocess", "importlib.metadata")
     assert [m for m in loaded if m.startswith(unwanted) or m.endswith((".robot", ".solver"))] == []
     subjects = {str(message["To"]): str(message["Subject"]) for message in box.fresh()}
     assert subjects == {
