@@ -369,11 +369,7 @@ class RhombusBoard(HexBoard):
         picture = [" " * 7 + letters]
         for r in range(n):
             row_cells = [(q, r) for q in range(n)]
-            flags = [False] + [cell in marked for cell in row_cells] + [False]
-            row = "".join(
-                _separator(flags[i], flags[i + 1]) + symbol(cell)
-                for i, cell in enumerate(row_cells)
-            ) + _separator(flags[n], False)
+            row = _row([symbol(cell) for cell in row_cells], [c in marked for c in row_cells])
             label = str(r + 1)
             picture.append(f"{' ' * r}{label:>4}  {row}  {label}")
         picture.append(" " * (n + 7) + letters)
@@ -459,11 +455,7 @@ class HexHexBoard(HexBoard):
         for number in range(span - 1, -1, -1):
             row_letters = range(max(0, number - (b - 1)), min(span - 1, number + b - 1) + 1)
             row_cells = [(letter, -number) for letter in row_letters]
-            flags = [False] + [cell in marked for cell in row_cells] + [False]
-            row = "".join(
-                _separator(flags[i], flags[i + 1]) + symbol(cell)
-                for i, cell in enumerate(row_cells)
-            ) + _separator(flags[-2], False)
+            row = _row([symbol(cell) for cell in row_cells], [c in marked for c in row_cells])
             label = str(number + 1)
             start = column(row_letters[0], number) - 1  # the separator before the first cell
             picture.append(f"{' ' * (start - 4)}{label:>2}  {row}  {label}")
@@ -509,6 +501,17 @@ def _checked_marks(board: HexBoard, marks: Iterable[Cell]) -> frozenset[Cell]:
     if strays:
         raise ValueError(f"cannot mark {strays}: not cells of {board!r}")
     return marked
+
+
+def _row(texts: list[str], marked: list[bool]) -> str:
+    """One row of a text board: the cells one blank apart and a blank at each end, where a
+    marked cell's blanks become brackets and two marked neighbours share a "|"."""
+    if not any(marked):  # all rows but the last move's: drawn at the speed of a join
+        return " " + " ".join(texts) + " "
+    flags = [False, *marked, False]
+    return "".join(
+        _separator(flags[i], flags[i + 1]) + text for i, text in enumerate(texts)
+    ) + _separator(flags[-2], False)
 
 
 def _separator(left_marked: bool, right_marked: bool) -> str:

@@ -3,6 +3,7 @@ times and durations are shown in mails."""
 
 import os
 from datetime import UTC, datetime, timedelta
+from functools import lru_cache
 
 
 def now() -> datetime:
@@ -16,6 +17,7 @@ def now() -> datetime:
     return datetime.now(UTC).replace(microsecond=0)
 
 
+@lru_cache(maxsize=64)  # a command stamps the same few moments many times
 def stamp(moment: datetime) -> str:
     """The stored form of a time: UTC ISO 8601."""
     return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")

@@ -5,7 +5,7 @@ import os
 import re
 import secrets
 import textwrap
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 # The free disk space a home needs: `pbm check` asks for it, a restore leaves it free.
@@ -198,6 +198,8 @@ def resolve_home(home: str | os.PathLike | None = None) -> Path:
 class Config:
     home: Path
     parser: configparser.ConfigParser
+    _values: dict[str, str] = field(default_factory=dict, init=False, repr=False, compare=False)
+    _secret: bytes | None = field(default=None, init=False, repr=False, compare=False)
 
     @classmethod
     def load(cls, home: str | os.PathLike | None = None, strict: bool = True) -> "Config":
@@ -225,8 +227,12 @@ class Config:
         return cls(home=home, parser=defaults)
 
     def get(self, key: str) -> str:
-        section, name = key.split(".", 1)
-        return self.parser.get(section, name, fallback="").strip()
+        # A loaded configuration never changes; a move asks for about forty values.
+        value = self._values.get(key)
+        if value is None:
+            section, name = key.split(".", 1)
+            value = self._values[key] = self.parser.get(section, name, fallback="").strip()
+        return value
 
     def number(self, key: str) -> int:
         return int(self.get(key))
@@ -242,7 +248,13 @@ class Config:
     @property
     def secret_key(self) -> bytes:
         """The key of the server's HMACs (reply tokens), made on first use when `pbm init`
-        did not make it; two processes making it at once agree on the first one written."""
+        did not make it; two processes making it at once agree on the first one written.
+        Read once per loaded configuration: a move signs several tokens."""
+        if self._secret is None:
+            self._secret = self._read_or_make_secret()
+        return self._secret
+
+    def _read_or_make_secret(self) -> bytes:
         path = self.home / "secret.key"
         try:
             return path.read_bytes()

@@ -29,18 +29,22 @@ MODULES = {
     "watch": ("broadcast", "chat", "message", "notify", "subscribe", "unsubscribe"),
 }
 _loaded: set[str] = set()
+_asked: set[str | None] = set()  # words whose modules are loaded: a writer meets them often
 
 
 def load_commands(word: str | None = None) -> None:
     """Import the modules defining a word the given one may stand for (itself, or a word
     it abbreviates); every module when word is None."""
     lowered = None if word is None else word.lower()
+    if lowered in _asked or None in _asked:
+        return
     for module, words in MODULES.items():
         if module in _loaded:
             continue
         if lowered is None or any(w.startswith(lowered) for w in words):
             import_module(f"{__name__}.{module}")
             _loaded.add(module)
+    _asked.add(lowered)
 
 
 use_command_loader(load_commands)
