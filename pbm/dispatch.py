@@ -357,7 +357,9 @@ class Server:
         if ctx.request.operator or ctx.request.stranger or not sender:
             return False
         limit = self.config.number("limits.commands_per_hour")
-        recent = self.store.limits.rate_events("command", sender, stamp(ctx.now - HOUR))
+        recent = self.store.limits.rate_events(
+            "command", sender, stamp(ctx.now - HOUR), newest=limit
+        )
         if len(recent) < limit:
             self.store.limits.add_rate_event("command", sender, stamp(ctx.now))
             return False
@@ -443,7 +445,8 @@ class Server:
         for address in mail.to:
             key = address.lower()
             if not self.store.limits.address_proven(mail.userid, key):
-                if len(self.store.limits.rate_events("unconfirmed_mail", key, since)) >= limit:
+                sent = self.store.limits.rate_events("unconfirmed_mail", key, since, newest=limit)
+                if len(sent) >= limit:
                     log.warning("unconfirmed address cap: %s mail to %s held back", mail.kind, key)
                     self.store.limits.hold_mail(mail.userid, key, mail.kind, at)
                     continue

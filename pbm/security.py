@@ -152,8 +152,11 @@ def password_check_needed(store, config, request, userid: str | None) -> bool:
     if not sender:
         return True
     moment = now()
-    recent = store.limits.rate_events("command", sender, stamp(moment - HOUR))
-    if len(recent) >= config.number("limits.commands_per_hour"):
+    limit = config.number("limits.commands_per_hour")
+    if (
+        len(store.limits.rate_events("command", sender, stamp(moment - HOUR), newest=limit))
+        >= limit
+    ):
         return False
     return userid is None or login_lock(store, config, userid.lower(), sender, moment) is None
 

@@ -21,12 +21,16 @@ class Limits(Repository):
             (kind, userid, since),
         )
 
-    def rate_events(self, kind: str, key: str, since: str) -> list[str]:
-        """Times of a sender's recent events of one kind, oldest first."""
-        return self._column(
-            "SELECT at FROM rate_events WHERE kind = ? AND key = ? AND at >= ? ORDER BY at",
-            (kind, key, since),
+    def rate_events(self, kind: str, key: str, since: str, *, newest: int) -> list[str]:
+        """Times of a sender's `newest` latest events of one kind since `since`, oldest
+        first: a limit of N needs no more than N of them, however many a flood left."""
+        times = self._column(
+            "SELECT at FROM rate_events WHERE kind = ? AND key = ? AND at >= ?"
+            " ORDER BY at DESC LIMIT ?",
+            (kind, key, since, newest),
         )
+        times.reverse()
+        return times
 
     def add_rate_event(self, kind: str, key: str, at: str):
         self.conn.execute(
