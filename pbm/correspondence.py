@@ -230,6 +230,7 @@ class Correspondence:
             return
         recipients = []
         watch = watch_lines(self, board)  # subscribers and notifiers: the same for everyone
+        shared = {}  # what every player's board mail shows alike (summary.board_context)
         for userid in board.audience():
             if others_only and userid == self.userid:
                 continue
@@ -239,7 +240,13 @@ class Correspondence:
                 board,
                 userid,
                 self.board_context(
-                    board, userid, events=board.events, title=title, next_steps=True, watch=watch
+                    board,
+                    userid,
+                    events=board.events,
+                    title=title,
+                    next_steps=True,
+                    watch=watch,
+                    shared=shared,
                 ),
             )
             addresses = self.store.users.addresses(userid)

@@ -280,11 +280,14 @@ def board_context(
     auto_from=None,
     next_steps=False,
     watch=None,
+    shared=None,
 ):
     """Everything templates/mail/board.txt shows, for one recipient (None: a spectator).
     A preview has no clocks: its position is no board's, and `preview new` has no board;
     `next_steps` for a mail the recipient can answer by a reply. `watch`: the board's
-    watch_lines when the caller has them already (they are the same for every reader)."""
+    watch_lines when the caller has them already (they are the same for every reader).
+    `shared`: a dict the caller keeps while it asks again with only another viewer: what
+    is the same for every reader is made once and kept there."""
     position = position or board.position
     if not perspective_of_viewer:
         perspective = None
@@ -302,33 +305,54 @@ def board_context(
     if board.row.comment_text:
         comments.append({"author": board.row.comment_author, "text": board.row.comment_text})
     rows = None if (full_moves or finished) else board.game.move_rows
+    shared = {} if shared is None else shared
+
+    def once(name, make):
+        if name not in shared:
+            shared[name] = make()
+        return shared[name]
+
     return {
         "title": title,
         "tournament_line": tournament_line(board),
-        "options_line": options_line(board.game, board.options, position.seats),
+        "options_line": once(
+            "options", lambda: options_line(board.game, board.options, position.seats)
+        ),
         "events": list(events),
-        "state_line": state_line(board, position, result),
+        "state_line": once("state", lambda: state_line(board, position, result)),
         "reason": (result.reason if result else None) or _previewed_reason(position, finished),
         "personal_lines": list(extra_lines)
         + (personal_lines(board, viewer) if board.active and position is board.position else []),
         "next_lines": next_lines(board, viewer)
         if next_steps and position is board.position
         else [],
-        "rating_lines": ctx.server.rating_lines(board, result) if result else [],
-        "move_lines": move_lines(
-            board.game,
-            position,
-            perspective,
-            rows=rows,
-            auto_from=auto_from,
-            finished=finished,
+        "rating_lines": once(
+            "ratings", lambda: ctx.server.rating_lines(board, result) if result else []
+        ),
+        "move_lines": once(
+            ("moves", view_of(board.game, perspective)),
+            lambda: move_lines(
+                board.game,
+                position,
+                perspective,
+                rows=rows,
+                auto_from=auto_from,
+                finished=finished,
+            ),
         ),
         "board": _board_text(ctx, board.game, position.state, perspective, view or {}),
-        "watch_lines": watch if watch is not None else watch_lines(ctx, board),
+        "watch_lines": watch
+        if watch is not None
+        else once("watch", lambda: watch_lines(ctx, board)),
         "comments": comments,
-        "timing": timing_lines(board, position, ctx.now, defaults)
-        if clocks and (timing or needs_timing(board, defaults))
-        else [],
+        "timing": once(
+            "timing",
+            lambda: (
+                timing_lines(board, position, ctx.now, defaults)
+                if clocks and (timing or needs_timing(board, defaults))
+                else []
+            ),
+        ),
         "web_url": web_url(ctx.config, board),
         # For the HTML part's picture (htmlmail.py); the text template does not show them.
         "position": position,
