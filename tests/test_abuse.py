@@ -2,6 +2,7 @@
 
 import re
 
+from pbm.store import Store
 from tests.conftest import body_of
 
 
@@ -119,3 +120,27 @@ def test_nobody_can_be_flooded_with_boards(harness):
     message = harness.refused("knightpanic challenge alice carol", sender="carol@example.org")
     assert "alice has been given 2 new boards today; try tomorrow" in message
     harness.challenge("knightpanic challenge bob carol", by="carol")
+
+
+def test_a_lowered_limit_counts_from_the_newest_events(harness, clock):
+    """A sender with more commands in the hour than a limit now allows (it was lowered) is
+    told when the limit lifts by the newest of them: the read takes only as many as the
+    limit counts (issue 31)."""
+    harness.configure("[limits]\ncommands_per_hour = 10\n")
+    for minute in ("00", "05", "10", "15", "20"):
+        clock(f"2026-04-01T10:{minute}:00")
+        harness.ok("help games", sender="busy@example.org")
+    harness.configure("[limits]\ncommands_per_hour = 3\n")
+    clock("2026-04-01T10:30:00")
+    message = harness.refused("help games", sender="busy@example.org")
+    assert "Too many requests from busy@example.org; try again after 2026-04-01 11:10 UTC" in (
+        message
+    )
+    store = Store.open(harness.config.db_path)
+    try:
+        recent = store.limits.rate_events(
+            "command", "busy@example.org", "2026-04-01T09:30:00Z", newest=2
+        )
+    finally:
+        store.close()
+    assert recent == ["2026-04-01T10:15:00Z", "2026-04-01T10:20:00Z"]

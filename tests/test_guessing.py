@@ -200,3 +200,48 @@ def test_pbm_serve_starts_no_check_for_a_locked_account(harness, clock):
         assert early is not None
     finally:
         service.close()
+
+
+def stored_hash(harness, userid):
+    from pbm.store import Store
+
+    store = Store.open(harness.home / "pbm.db")
+    try:
+        return store.users.password_hash(userid)
+    finally:
+        store.close()
+
+
+def test_pbm_serve_takes_a_known_password_without_the_limit_reads_and_the_writer_still_refuses(
+    harness, clock
+):
+    """A password pbm serve has checked before costs no argon2, so its reader skips the
+    reads of the limits that guard argon2 (issue 31) and hands over the verdict; the writer
+    checks the limits itself and still refuses a locked account."""
+    from pbm.dispatch import open_server
+    from pbm.serve import MailService
+    from pbm.testing.mail import error_text
+
+    harness.configure(LIMITS)
+    game(harness)
+    clock("2026-04-01T10:00:00")
+    text = "knightpanic move 101 alice secret c1-e5"
+    service = MailService(Config.load(harness.home))
+    try:
+        config = service.config
+        stored = stored_hash(harness, "alice")
+        first = service.early_check(config, Request(text=text, sender="alice@example.org"))
+        assert first.verdict("alice", "secret", stored) is True
+        for n in range(6):
+            harness.refused(
+                f"knightpanic move 101 alice guess{n} c1-e5", sender=f"e{n}@example.net"
+            )
+        stranger = Request(text=text, sender="x@example.net", key="k1", message_id="<k1@x>")
+        early = service.early_check(config, stranger)
+        assert early is not None and early.verdict("alice", "secret", stored) is True
+    finally:
+        service.close()
+    with open_server(harness.config) as server:
+        result = server.execute(stranger, early=early)
+    assert not result.ok
+    assert "Too many failed password attempts for alice" in error_text(result)
