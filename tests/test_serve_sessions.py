@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from pbm.cli import cli
 from tests.conftest import GENEROUS_LIMITS, STRESS_FACTOR, start_serve
@@ -216,3 +218,58 @@ def test_a_noop_siege_on_every_slot_lets_a_real_client_in(serve):
         f"after 20, a real client in after {time.monotonic() - began:.1f} s"
     )
     assert len(list((home / "outbox" / "new").iterdir())) == 1
+
+
+# -- MAIL and RCPT paths: pbm's fast reading agrees with aiosmtpd's ----------------------
+
+_PATH_CHARS = "abcAZ09.-_+=!#$%&'*/?^`{|}~@<>()[]\"\\ \t:;,é"
+
+
+def _reader(limit):
+    from pbm.serve import BoundedSMTP
+
+    session = BoundedSMTP.__new__(BoundedSMTP)
+    session.local_part_limit = limit
+    return session
+
+
+@settings(max_examples=500 * STRESS_FACTOR, deadline=None)
+@given(
+    local=st.text(_PATH_CHARS, min_size=0, max_size=12),
+    domain=st.text(_PATH_CHARS, min_size=0, max_size=12),
+    gap=st.text(" \t(", max_size=3),
+    params=st.text(_PATH_CHARS, max_size=12),
+    limit=st.sampled_from([0, 3, 64]),
+    plain_local=st.from_regex(r"[A-Za-z0-9.+_'=-]{1,10}", fullmatch=True),
+    plain_domain=st.from_regex(r"[A-Za-z0-9.-]{1,10}", fullmatch=True),
+)
+def test_a_mail_or_rcpt_path_is_read_as_aiosmtpd_reads_it(
+    local, domain, gap, params, limit, plain_local, plain_domain
+):
+    """pbm serve reads a plain <local@domain> path itself (docs/performance.md, issue 31);
+    whatever the path, it gets the address and parameters aiosmtpd would give."""
+    from aiosmtpd.smtp import SMTP
+
+    session = _reader(limit)
+    plain = f"<{plain_local}@{plain_domain}>{gap}{params}"
+    for arg in (f"<{local}@{domain}>{gap}{params}", f"{local}@{domain}{gap}{params}", local, plain):
+        assert _outcome(session._getaddr, arg) == _outcome(
+            lambda text: SMTP._getaddr(session, text), arg
+        ), arg
+
+
+def _outcome(read, arg):
+    """What read(arg) gives, or the exception it raises (aiosmtpd's own reading raises on
+    some hostile paths, which its session turns into an error reply)."""
+    try:
+        return read(arg)
+    except Exception as error:
+        return type(error)
+
+
+def test_plain_paths_take_the_fast_reading():
+    from pbm.serve import PLAIN_PATH_RE
+
+    for arg in ("<alice@example.org>", "<a.b+c@x-y.example> SIZE=1000 BODY=8BITMIME"):
+        assert PLAIN_PATH_RE.fullmatch(arg) is not None
+    assert _reader(0)._getaddr("<a.b+c@x-y.example> SIZE=10") == ("a.b+c@x-y.example", "SIZE=10")
