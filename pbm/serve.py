@@ -145,12 +145,9 @@ class MailService:
             return None
         try:
             store = self._reader_store()
-            stored = store.users.password_hash(pair[0])
-            # A password the cache knows costs no argon2, so the limits that guard argon2
-            # need not be read here: the writer checks them before it takes the verdict.
-            known = self.passwords.known(*pair, stored)
-            if not known and not password_check_needed(store, self.config, request, pair[0]):
+            if not password_check_needed(store, self.config, request, pair[0]):
                 return None
+            stored = store.users.password_hash(pair[0])
         except Exception:
             store, self._local.store = getattr(self._local, "store", None), None
             if store is not None:  # reopened next time, like the writer's

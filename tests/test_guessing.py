@@ -212,15 +212,13 @@ def stored_hash(harness, userid):
         store.close()
 
 
-def test_pbm_serve_takes_a_known_password_without_the_limit_reads_and_the_writer_still_refuses(
-    harness, clock
-):
-    """A password pbm serve has checked before costs no argon2, so its reader skips the
-    reads of the limits that guard argon2 (issue 31) and hands over the verdict; the writer
-    checks the limits itself and still refuses a locked account."""
-    from pbm.dispatch import open_server
+def test_pbm_serve_reads_the_limits_even_for_a_password_its_cache_knows(harness, clock):
+    """While an account is locked, pbm serve's reader does the same work for its right
+    password (which its cache of successful checks knows) as for a wrong one: no check
+    starts for either, so neither the verdict nor the time it takes tells a guess right
+    from wrong. (Skipping the limit reads for a known password was measured for issue 31
+    and left out for this reason.)"""
     from pbm.serve import MailService
-    from pbm.testing.mail import error_text
 
     harness.configure(LIMITS)
     game(harness)
@@ -232,16 +230,13 @@ def test_pbm_serve_takes_a_known_password_without_the_limit_reads_and_the_writer
         stored = stored_hash(harness, "alice")
         first = service.early_check(config, Request(text=text, sender="alice@example.org"))
         assert first.verdict("alice", "secret", stored) is True
+        assert service.passwords.known("alice", "secret", stored)
         for n in range(6):
             harness.refused(
                 f"knightpanic move 101 alice guess{n} c1-e5", sender=f"e{n}@example.net"
             )
-        stranger = Request(text=text, sender="x@example.net", key="k1", message_id="<k1@x>")
-        early = service.early_check(config, stranger)
-        assert early is not None and early.verdict("alice", "secret", stored) is True
+        for password in ("secret", "guess9"):
+            stranger = Request(text=text.replace("secret", password), sender="x@example.net")
+            assert service.early_check(config, stranger) is None
     finally:
         service.close()
-    with open_server(harness.config) as server:
-        result = server.execute(stranger, early=early)
-    assert not result.ok
-    assert "Too many failed password attempts for alice" in error_text(result)
