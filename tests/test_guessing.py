@@ -202,16 +202,6 @@ def test_pbm_serve_starts_no_check_for_a_locked_account(harness, clock):
         service.close()
 
 
-def stored_hash(harness, userid):
-    from pbm.store import Store
-
-    store = Store.open(harness.home / "pbm.db")
-    try:
-        return store.users.password_hash(userid)
-    finally:
-        store.close()
-
-
 def test_pbm_serve_reads_the_limits_even_for_a_password_its_cache_knows(harness, clock):
     """While an account is locked, pbm serve's reader does the same work for its right
     password (which its cache of successful checks knows) as for a wrong one: no check
@@ -227,7 +217,7 @@ def test_pbm_serve_reads_the_limits_even_for_a_password_its_cache_knows(harness,
     service = MailService(Config.load(harness.home))
     try:
         config = service.config
-        stored = stored_hash(harness, "alice")
+        stored = security_hash(harness, "alice")
         first = service.early_check(config, Request(text=text, sender="alice@example.org"))
         assert first.verdict("alice", "secret", stored) is True
         assert service.passwords.known("alice", "secret", stored)

@@ -278,15 +278,8 @@ def test_a_move_mail_imports_no_robot_picture_or_web_code(project_env, challenge
         assert result.exit_code == 0, result.output
     box = Mailbox(challenged_home)
     # The first mail about a game reads the installed entry points; later ones keep them.
-    first = subprocess.run(
-        [sys.executable, "mail_handler.py"],
-        input=command_mail("alice@example.org", "knightpanic show 101"),
-        env=project_env,
-        cwd=ROOT,
-        capture_output=True,
-        timeout=120,
-    )
-    assert first.returncode == 0, first.stderr.decode()
+    first = pipe(project_env, command_mail("alice@example.org", "knightpanic show 101"))
+    assert first.returncode == 0, first.stderr
     box.fresh()
     result = subprocess.run(
         [sys.executable, "-c", WITH_MODULES],
