@@ -207,9 +207,12 @@ def _entry_points() -> dict[str, str]:
     if _entry_point_file is not None:
         try:
             kept = json.loads(_entry_point_file.read_text())
-            if kept["installed"] == [list(pair) for pair in installed]:
-                return kept["entry_points"]
-        except (OSError, ValueError, KeyError, TypeError):
+            named = kept["entry_points"]
+            if kept["installed"] == [list(pair) for pair in installed] and all(
+                isinstance(name, str) and isinstance(target, str) for name, target in named.items()
+            ):
+                return named
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
             pass
     from importlib.metadata import entry_points  # deferred: the kept copy spares it
 

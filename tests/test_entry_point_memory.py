@@ -71,6 +71,15 @@ def test_a_damaged_copy_is_read_again_and_replaced(kept, damage):
     assert json.loads(kept.read_text())["entry_points"]["lox"] == "games.lox"
 
 
+@pytest.mark.parametrize("entry_points", [[], "games.lox", {"lox": 3}, None])
+def test_a_copy_of_the_right_paths_but_no_table_of_names_is_read_again(kept, entry_points):
+    plugins._entry_points()
+    content = json.loads(kept.read_text())
+    content["entry_points"] = entry_points
+    kept.write_text(json.dumps(content))
+    assert plugins._entry_points()["lox"] == "games.lox"
+
+
 def test_an_unwritable_cache_only_costs_the_reading(tmp_path, monkeypatch):
     monkeypatch.setattr(plugins, "_entry_point_file", None)
     (tmp_path / "file").write_text("not a folder")
