@@ -153,10 +153,8 @@ def password_check_needed(store, config, request, userid: str | None) -> bool:
         return True
     moment = now()
     limit = config.number("limits.commands_per_hour")
-    if (
-        len(store.limits.rate_events("command", sender, stamp(moment - HOUR), newest=limit))
-        >= limit
-    ):
+    recent = store.limits.rate_events("command", sender, stamp(moment - HOUR), newest=limit)
+    if len(recent) >= limit:
         return False
     return userid is None or login_lock(store, config, userid.lower(), sender, moment) is None
 
