@@ -330,7 +330,8 @@ def board_context(
             "ratings", lambda: ctx.server.rating_lines(board, result) if result else []
         ),
         "move_lines": once(
-            ("moves", view_of(board.game, perspective)),
+            # the list shows a hidden move to its mover only (shown_text)
+            ("moves", None if board.game.visible_moves else perspective),
             lambda: move_lines(
                 board.game,
                 position,
