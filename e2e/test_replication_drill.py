@@ -224,6 +224,7 @@ def test_a_home_lost_three_times_under_load_is_restored_from_the_replica(
             drill.play(until_acks=acks, jitter=rng.uniform(0, 0.5), seed=index)
             replication.forget_daemons()
             replication.lose_home()
+            print(f"round {index + 1}: the home lost, restoring", flush=True)
             restored = replication.restore()
             figures = count(drill, replication, wait)
             rows.append((index + 1, restored, figures))
