@@ -515,10 +515,19 @@ class SecretTally(Tally):
     visible_moves = False
 
 
+class SecretTallyOneBoard(SecretTally):
+    """Hidden moves on a board drawn alike for everyone: the move list still differs."""
+
+    name = "secretboard"
+    display_name = "SecretBoard"
+    same_view_for_all = True
+
+
 class SecretPlugin:
     @hookimpl
     def register_games(self, register):
         register(SecretTally())
+        register(SecretTallyOneBoard())
 
 
 @pytest.fixture
@@ -604,33 +613,14 @@ def test_pbm_web_serves_with_waitress_until_stopped(harness, project_env, stop):
     assert process.returncode == 0, err
 
 
-class SecretTallyOneBoard(SecretTally):
-    """Hidden moves on a board drawn alike for everyone: the move list still differs."""
-
-    name = "secretboard"
-    display_name = "SecretBoard"
-    same_view_for_all = True
-
-
-class SecretBoardPlugin:
-    @hookimpl
-    def register_games(self, register):
-        register(SecretTallyOneBoard())
-
-
-def test_each_player_s_board_mail_shows_only_their_own_hidden_moves(harness):
+def test_each_player_s_board_mail_shows_only_their_own_hidden_moves(harness, secret_game):
     """The board mails of one move share what is the same for every reader (issue 31); the
     move list of a game with hidden moves is not, even when the board is drawn alike."""
-    plugin = SecretBoardPlugin()
-    pm.register(plugin, name="secretboard")
-    try:
-        harness.signup("alice", "bob", password=PASSWORD)
-        harness.challenge("secretboard challenge alice bob")
-        harness.ok(f"secretboard move 101 alice {PASSWORD} 2")
-        harness.new_mails()
-        harness.ok(f"secretboard move 101 bob {PASSWORD} 1")
-        mails = {str(mail["To"]): mail.get_content() for mail in harness.new_mails()}
-    finally:
-        pm.unregister(plugin)
+    harness.signup("alice", "bob", password=PASSWORD)
+    harness.challenge("secretboard challenge alice bob")
+    harness.ok(f"secretboard move 101 alice {PASSWORD} 2")
+    harness.new_mails()
+    harness.ok(f"secretboard move 101 bob {PASSWORD} 1")
+    mails = {str(mail["To"]): mail.get_content() for mail in harness.new_mails()}
     assert "   1 2          2 ...\n" in mails["alice@example.org"]
     assert "   1 ...        2 1\n" in mails["bob@example.org"]
