@@ -7,28 +7,35 @@ import threading
 from collections import OrderedDict
 from functools import cache, lru_cache
 
-from argon2 import PasswordHasher
-from argon2.exceptions import InvalidHashError, VerificationError
-
 from .clock import HOUR, now, parse_stamp, stamp
 
-# At least the OWASP minimum for argon2id: m = 19 MiB, t = 2, p = 1.
-_hasher = PasswordHasher(time_cost=2, memory_cost=19 * 1024, parallelism=1)
+
+@cache
+def _hasher():
+    """argon2 is loaded by the mails that check or set a password: a move by reply token
+    needs none, and its import is a tenth of a bare Python start."""
+    from argon2 import PasswordHasher
+
+    # At least the OWASP minimum for argon2id: m = 19 MiB, t = 2, p = 1.
+    return PasswordHasher(time_cost=2, memory_cost=19 * 1024, parallelism=1)
 
 
 def hash_password(password: str) -> str:
-    return _hasher.hash(password)
+    return _hasher().hash(password)
 
 
 @lru_cache(maxsize=1)
 def _dummy_hash() -> str:
-    return _hasher.hash("not a password of anyone")
+    return _hasher().hash("not a password of anyone")
 
 
 def verify_password(stored_hash: str | None, password: str) -> bool:
     """Check a password; an unknown user costs as much as a known one."""
+    from argon2.exceptions import InvalidHashError, VerificationError
+
+    hasher = _hasher()
     try:
-        return _hasher.verify(stored_hash or _dummy_hash(), password) and stored_hash is not None
+        return hasher.verify(stored_hash or _dummy_hash(), password) and stored_hash is not None
     except (VerificationError, InvalidHashError):
         return False
 
@@ -107,7 +114,7 @@ class EarlyCheck:
 
 
 def needs_rehash(stored_hash: str) -> bool:
-    return _hasher.check_needs_rehash(stored_hash)
+    return _hasher().check_needs_rehash(stored_hash)
 
 
 MASK = "********"

@@ -34,8 +34,8 @@ class Argon2Counter:
 
 def count_argon2(monkeypatch) -> Argon2Counter:
     security._dummy_hash()  # made once per process, not per command
-    counter = Argon2Counter(security._hasher)
-    monkeypatch.setattr(security, "_hasher", counter)
+    counter = Argon2Counter(security._hasher())
+    monkeypatch.setattr(security, "_hasher", lambda: counter)
     return counter
 
 

@@ -16,6 +16,7 @@ from pbm.htmltext import html_to_text
 from pbm.ownwords import own_lines
 from tests.conftest import ROOT
 from tests.mailpipe import command_mail, pipe
+from tests.replying import reply_mail
 
 FIXTURES = ROOT / "tests" / "mail"
 
@@ -281,10 +282,33 @@ def test_a_move_mail_imports_no_robot_picture_or_web_code(project_env, challenge
     first = pipe(project_env, command_mail("alice@example.org", "knightpanic show 101"))
     assert first.returncode == 0, first.stderr
     box.fresh()
+    loaded = modules_loaded_by(
+        project_env, command_mail("alice@example.org", "knightpanic move 101 alice secret c1-e5")
+    )
+    assert "games.knightpanic.engine" in loaded
+    unwanted = ("pbm.robots", "pbm.pictures", "pbm.web", "PIL", "waitress", "games.connection")
+    unwanted += ("html", "subprocess", "importlib.metadata")
+    assert [m for m in loaded if m.startswith(unwanted) or m.endswith((".robot", ".solver"))] == []
+    board_mails = {str(message["To"]): message for message in box.fresh()}
+    assert {to: str(mail["Subject"]) for to, mail in board_mails.items()} == {
+        "alice@example.org": "KnightPanic Board 101: alice vs bob",
+        "bob@example.org": "KnightPanic Board 101: alice vs bob",
+    }
+    # A move by reply token checks no password, so it does not load argon2 either.
+    to_bob = board_mails["bob@example.org"]
+    env = dict(project_env, ORIGINAL_RECIPIENT=str(to_bob["Reply-To"]))
+    loaded = modules_loaded_by(env, reply_mail(to_bob, "bob@example.org", "g7-e3"))
+    assert "games.knightpanic.engine" in loaded
+    assert [m for m in loaded if m.startswith(unwanted + ("argon2",))] == []
+    assert "g7-e3" in str(box.fresh()[0].get_body(("plain",)).get_content())
+
+
+def modules_loaded_by(env, mail: bytes) -> list[str]:
+    """The modules mail_handler.py loaded while it handled the mail."""
     result = subprocess.run(
         [sys.executable, "-c", WITH_MODULES],
-        input=command_mail("alice@example.org", "knightpanic move 101 alice secret c1-e5"),
-        env=project_env,
+        input=mail,
+        env=env,
         cwd=ROOT,
         capture_output=True,
         timeout=120,
@@ -293,13 +317,4 @@ def test_a_move_mail_imports_no_robot_picture_or_web_code(project_env, challenge
     (listing,) = [
         line for line in result.stderr.decode().splitlines() if line.startswith("modules: ")
     ]
-    loaded = json.loads(listing.removeprefix("modules: "))
-    assert "games.knightpanic.engine" in loaded
-    unwanted = ("pbm.robots", "pbm.pictures", "pbm.web", "PIL", "waitress", "games.connection")
-    unwanted += ("html", "subprocess", "importlib.metadata")
-    assert [m for m in loaded if m.startswith(unwanted) or m.endswith((".robot", ".solver"))] == []
-    subjects = {str(message["To"]): str(message["Subject"]) for message in box.fresh()}
-    assert subjects == {
-        "alice@example.org": "KnightPanic Board 101: alice vs bob",
-        "bob@example.org": "KnightPanic Board 101: alice vs bob",
-    }
+    return json.loads(listing.removeprefix("modules: "))
