@@ -19,8 +19,8 @@ import hashlib
 import hmac
 import logging
 import re
-from dataclasses import dataclass
 from datetime import timedelta
+from typing import NamedTuple
 
 from .clock import parse_stamp, stamp
 from .replies import b32_text, own_extension, reply_address
@@ -54,8 +54,7 @@ def verp_sender(config, row_id: int, recipient: str) -> str:
     return reply_address(config, PREFIX + bounce_id(config.secret_key, row_id, recipient))
 
 
-@dataclass(frozen=True)
-class BounceId:
+class BounceId(NamedTuple):
     """What a bounce address says before its signature is checked: the row and the MAC."""
 
     row_id: int
@@ -85,8 +84,7 @@ def parse_bounce_recipient(config, recipient: str | None) -> BounceId | None:
 # -- reading the report ----------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Failure:
+class Failure(NamedTuple):
     kind: str  # permanent, temporary
     detail: str
 
@@ -170,14 +168,16 @@ def _clean(text: str) -> str:
 # -- acting on it ------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class BounceReport:
+class BounceReport(NamedTuple):
     """A mail to a bounce address, read: run by the dispatcher in a transaction of its own
     (Server.execute), never answered."""
 
     bounce_id: BounceId
     failure: Failure | None
-    answered = False
+
+    @property
+    def answered(self) -> bool:
+        return False
 
     def run(self, ctx):
         record_bounce(ctx, self)

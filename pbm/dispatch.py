@@ -477,8 +477,8 @@ class Server:
             from html import escape as html_escape
 
             notes = "".join(f"<p>{html_escape(line)}</p>" for line in lines)
-            mail.html = replace(
-                mail.html, html=mail.html.html.replace("</body>", notes + "</body>", 1)
+            mail.html = mail.html._replace(
+                html=mail.html.html.replace("</body>", notes + "</body>", 1)
             )
 
     def _internal_error(self, request: Request, error: Exception) -> Result:

@@ -3,8 +3,8 @@ instead of being consumed. Shared by the dispatcher and the intake, so neither i
 other."""
 
 import errno
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from .config import ConfigError
 from .store import is_busy_or_full, unusable_database_cause
@@ -18,8 +18,7 @@ class TransientError(Exception):
     cure = "see `pbm check`"
 
 
-@dataclass(frozen=True)
-class Cause:
+class Cause(NamedTuple):
     """Why mail cannot be handled now, and what the operator should do about it."""
 
     kind: str  # one alert per kind an hour

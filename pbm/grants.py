@@ -9,7 +9,8 @@ its player's confirmed address only: such a Message-ID is as unguessable as a to
 """
 
 import re
-from dataclasses import dataclass, replace
+from dataclasses import replace
+from typing import NamedTuple
 
 from .clock import now, parse_stamp, stamp
 from .grammar import GrammarError, normalize, parse, password_of
@@ -52,8 +53,7 @@ NOT_THE_PLAYERS = (
 )
 
 
-@dataclass(frozen=True)
-class Granted:
+class Granted(NamedTuple):
     """A token's command, with the grant that stands for its user's password, and the
     request to run it for (its body the comment, nothing more of the reply kept)."""
 
@@ -62,8 +62,7 @@ class Granted:
     request: Request
 
 
-@dataclass(frozen=True)
-class Refused:
+class Refused(NamedTuple):
     """Why the reply runs nothing, answered to the request as it stands; `player` is the
     board and user of a genuine token from its user's address, whose thread the answer
     joins (with a token for the board as it is now, while it runs)."""

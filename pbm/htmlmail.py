@@ -3,23 +3,21 @@ text part, with the board's picture inline. The text part is left exactly as it 
 plain-text reader sees what every board mail said before pictures."""
 
 import secrets
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from .boardcache import view_of
 from .headers import HeaderError, checked_header
 from .templating import html_environment
 
 
-@dataclass(frozen=True)
-class Picture:
+class Picture(NamedTuple):
     """A PNG shown in the HTML part by its Content-ID (without the angle brackets)."""
 
     cid: str
     png: bytes
 
 
-@dataclass(frozen=True)
-class HtmlPart:
+class HtmlPart(NamedTuple):
     html: str
     pictures: tuple[Picture, ...] = ()
 

@@ -15,9 +15,9 @@ import re
 import shutil
 import socket
 import sys
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import NamedTuple
 
 from .failures import TransientError
 
@@ -42,8 +42,7 @@ class ReplicaNotConfirmed(TransientError):
     )
 
 
-@dataclass(frozen=True)
-class Entry:
+class Entry(NamedTuple):
     """The database's entry in Litestream's configuration."""
 
     config: Path

@@ -23,7 +23,6 @@ import hashlib
 import hmac
 import re
 import secrets
-from dataclasses import dataclass
 from datetime import timedelta
 from typing import NamedTuple
 
@@ -54,8 +53,7 @@ REPLY_WORDS = (
 )
 
 
-@dataclass(frozen=True)
-class Grant:
+class Grant(NamedTuple):
     """What a valid token lets its reply do."""
 
     game: str
@@ -64,8 +62,7 @@ class Grant:
     move_number: int
 
 
-@dataclass(frozen=True)
-class ResetGrant:
+class ResetGrant(NamedTuple):
     """What a reset token lets its reply try: set the password of one account, once. The
     reset command decides, in its transaction, counting a token whose MAC did not match
     (`mac_matched`) as a wrong code."""
@@ -75,8 +72,7 @@ class ResetGrant:
     mac_matched: bool
 
 
-@dataclass(frozen=True)
-class InvitationGrant:
+class InvitationGrant(NamedTuple):
     """What a valid invitation token lets its reply do: answer one invitation for one user."""
 
     game: str

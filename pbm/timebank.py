@@ -7,8 +7,8 @@ the same times. Only the running clock of the seat on move is worked out from th
 now, leaving out its player's vacation within the year's allowance (docs/spec/server.md §9.4).
 """
 
-from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from typing import NamedTuple
 
 from .clock import parse_stamp
 from .serveroptions import DAY_SECONDS, HOUR_SECONDS
@@ -18,8 +18,7 @@ from .serveroptions import DAY_SECONDS, HOUR_SECONDS
 GAINING_KINDS = ("move", "pass", "swap")
 
 
-@dataclass(frozen=True)
-class ClockTerms:
+class ClockTerms(NamedTuple):
     initial: int  # seconds in each bank at the start
     increment: int  # seconds added after each of a player's moves
     cap: int  # the most a bank holds

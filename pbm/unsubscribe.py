@@ -13,7 +13,7 @@ import hashlib
 import hmac
 import logging
 import re
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from .replies import b32_text, own_extension, reply_address
 
@@ -91,13 +91,15 @@ def turn_off(store, key: bytes, token: str) -> str | None:
     return what
 
 
-@dataclass(frozen=True)
-class UnsubscribeByMail:
+class UnsubscribeByMail(NamedTuple):
     """A mail to an unsubscribe address: the stream goes off, the sender is told (unless
     the mail is one the loop guard would not answer)."""
 
     token: str
-    answered = True
+
+    @property
+    def answered(self) -> bool:
+        return True
 
     def run(self, ctx):
         what = turn_off(ctx.store, ctx.config.secret_key, self.token)
