@@ -9,8 +9,9 @@ A cell is an axial ``(q, r)`` tuple. Two board shapes exist:
 
 Listing the legal moves of a position must take milliseconds, so every table a game looks
 up (neighbours, rays, knight cells, lines, edges) is built once per board size: boards are
-cached, and ``RhombusBoard(11) is RhombusBoard(11)``. Treat a board and its tables as
-read-only.
+cached, and ``RhombusBoard(11) is RhombusBoard(11)``. The rays, knight cells and lines are
+built when first looked up: Lox needs none of them, and a mail pays for what it builds.
+Treat a board and its tables as read-only.
 """
 
 import functools
@@ -103,9 +104,6 @@ class HexBoard(ABC):
     cells: tuple[Cell, ...]
     neighbours: dict[Cell, tuple[Cell, ...]]
     neighbour_count: dict[Cell, int]
-    knights: dict[Cell, tuple[Cell, ...]]
-    rays: dict[Cell, tuple[tuple[Cell, ...], ...]]
-    lines: tuple[tuple[Cell, ...], ...]
     corners: tuple[Cell, ...]
     edges: tuple[frozenset[Cell], ...]
     border: frozenset[Cell]
@@ -132,29 +130,16 @@ class HexBoard(ABC):
     def _build(self, size: int) -> None:
         self.size = size
         self.cells = tuple(self._generate_cells())
-        self._cell_set = frozenset(self.cells)
-        self.rays = {cell: tuple(self._walk(cell, d) for d in range(6)) for cell in self.cells}
+        self._cell_set = cell_set = frozenset(self.cells)
         self.neighbours = {
-            cell: tuple(ray[0] for ray in rays if ray) for cell, rays in self.rays.items()
-        }
-        self.neighbour_count = {cell: len(near) for cell, near in self.neighbours.items()}
-        self.knights = {
             cell: tuple(
-                target
-                for target in ((cell[0] + dq, cell[1] + dr) for dq, dr in KNIGHT_OFFSETS)
-                if target in self._cell_set
+                near
+                for near in ((cell[0] + dq, cell[1] + dr) for dq, dr in DIRECTIONS)
+                if near in cell_set
             )
             for cell in self.cells
         }
-        self._lines_by_direction = tuple(
-            tuple(
-                (cell,) + self.rays[cell][d]
-                for cell in self.cells
-                if step(cell, opposite(d)) not in self._cell_set
-            )
-            for d in range(3)
-        )
-        self.lines = sum(self._lines_by_direction, ())
+        self.neighbour_count = {cell: len(near) for cell, near in self.neighbours.items()}
         self.corners = self._corner_cells()
         self.edges = tuple(
             frozenset((corner,) + cells_between(corner, following) + (following,))
@@ -163,6 +148,36 @@ class HexBoard(ABC):
         self.border = frozenset(cell for cell, count in self.neighbour_count.items() if count < 6)
         self._names = {cell: self._format(cell) for cell in self.cells}
         self._by_name = {name: cell for cell, name in self._names.items()}
+
+    @functools.cached_property
+    def rays(self) -> dict[Cell, tuple[tuple[Cell, ...], ...]]:
+        return {cell: tuple(self._walk(cell, d) for d in range(6)) for cell in self.cells}
+
+    @functools.cached_property
+    def knights(self) -> dict[Cell, tuple[Cell, ...]]:
+        return {
+            cell: tuple(
+                target
+                for target in ((cell[0] + dq, cell[1] + dr) for dq, dr in KNIGHT_OFFSETS)
+                if target in self._cell_set
+            )
+            for cell in self.cells
+        }
+
+    @functools.cached_property
+    def _lines_by_direction(self) -> tuple[tuple[tuple[Cell, ...], ...], ...]:
+        return tuple(
+            tuple(
+                (cell,) + self.rays[cell][d]
+                for cell in self.cells
+                if step(cell, opposite(d)) not in self._cell_set
+            )
+            for d in range(3)
+        )
+
+    @functools.cached_property
+    def lines(self) -> tuple[tuple[Cell, ...], ...]:
+        return sum(self._lines_by_direction, ())
 
     def _walk(self, cell: Cell, direction: int) -> tuple[Cell, ...]:
         ray = []
@@ -680,28 +695,13 @@ class CellTables:
         for cell, number in self.index.items():
             self.cell_at[number] = cell
 
-        def per_cell(value) -> list:
-            table = [None] * length
-            for cell, number in self.index.items():
-                table[number] = value(cell)
-            return table
-
         index = self.index
-        self.names = per_cell(board.name)
-        self.neighbours = per_cell(lambda cell: tuple(index[c] for c in board.neighbours[cell]))
-        self.neighbour_count = per_cell(board.neighbour_count.get)
-        self.knights = per_cell(lambda cell: tuple(index[c] for c in board.knights[cell]))
-        self.rays = per_cell(
-            lambda cell: tuple(tuple(index[c] for c in ray) for ray in board.rays[cell])
+        self.names = self._per_cell(board.name)
+        self.neighbours = self._per_cell(
+            lambda cell: tuple(index[c] for c in board.neighbours[cell])
         )
+        self.neighbour_count = self._per_cell(board.neighbour_count.get)
         self.bits = [1 << number for number in range(length)]
-        self.knight_masks = [
-            None if near is None else sum(1 << other for other in near) for near in self.knights
-        ]
-        self.line_masks = [
-            None if rays is None else sum(1 << other for ray in rays for other in ray)
-            for rays in self.rays
-        ]
         self.mask = sum(1 << number for number in self.cells)
         self.edge_masks = tuple(sum(1 << index[c] for c in edge) for edge in board.edges)
         origin = board.sort_key((0, 0))
@@ -715,6 +715,38 @@ class CellTables:
             # byte k's table is byte 0's shifted by 8k: mapped, not recounted bit by bit, as
             # every mail that loads a board builds these (a few ms rather than twelve)
             _BITS_AT.append(tuple([tuple(map((8 * offset).__add__, bits)) for bits in _BITS_AT[0]]))
+
+    def _per_cell(self, value: Callable[[Cell], object]) -> list:
+        table: list = [None] * self.length
+        for cell, number in self.index.items():
+            table[number] = value(cell)
+        return table
+
+    # Built when first looked up, as the board's own rays and knight cells are.
+    @functools.cached_property
+    def knights(self) -> list:
+        index, knights = self.index, self.board.knights
+        return self._per_cell(lambda cell: tuple(index[c] for c in knights[cell]))
+
+    @functools.cached_property
+    def rays(self) -> list:
+        index, rays = self.index, self.board.rays
+        return self._per_cell(
+            lambda cell: tuple(tuple(index[c] for c in ray) for ray in rays[cell])
+        )
+
+    @functools.cached_property
+    def knight_masks(self) -> list:
+        return [
+            None if near is None else sum(1 << other for other in near) for near in self.knights
+        ]
+
+    @functools.cached_property
+    def line_masks(self) -> list:
+        return [
+            None if rays is None else sum(1 << other for ray in rays for other in ray)
+            for rays in self.rays
+        ]
 
     def grow(self, cells: int, within: int) -> int:
         """The cells of within connected to cells (a bit set) through cells of within."""
