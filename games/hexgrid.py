@@ -17,6 +17,7 @@ Treat a board and its tables as read-only.
 import functools
 import math
 import re
+import threading
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Collection, Iterable, Mapping
 from typing import NamedTuple
@@ -711,10 +712,6 @@ class CellTables:
         )
         self._grow_shifts = tuple(abs(shift) for shift in self.shifts[:3])  # D3..D5: opposites
         self._byte_count = (length + 7) // 8
-        for offset in range(len(_BITS_AT), self._byte_count):
-            # byte k's table is byte 0's shifted by 8k: mapped, not recounted bit by bit, as
-            # every mail that loads a board builds these (a few ms rather than twelve)
-            _BITS_AT.append(tuple([tuple(map((8 * offset).__add__, bits)) for bits in _BITS_AT[0]]))
 
     def _per_cell(self, value: Callable[[Cell], object]) -> list:
         table: list = [None] * self.length
@@ -791,17 +788,30 @@ class CellTables:
     def indices(self, cells: int) -> list[int]:
         """The indices of a bit set, lowest first: byte by byte, each byte's bits looked up."""
         found = []
-        for byte, bits in zip(cells.to_bytes(self._byte_count, "little"), _BITS_AT):
+        for byte, bits in zip(cells.to_bytes(self._byte_count, "little"), self._bits_at):
             if byte:
                 found += bits[byte]
         return found
 
+    @functools.cached_property
+    def _bits_at(self) -> list[tuple[tuple[int, ...], ...]]:
+        """_BITS_AT grown to this board's bytes when it first lists a bit set (Lox never
+        does: its mails do not build the 256 lists of each byte)."""
+        with _BITS_AT_GROWING:
+            for offset in range(len(_BITS_AT), self._byte_count):
+                # byte k's lists are byte 0's shifted by 8k: mapped, not recounted bit by bit
+                shift = (8 * offset).__add__
+                _BITS_AT.append(tuple([tuple(map(shift, bits)) for bits in _BITS_AT[0]]))
+        return _BITS_AT
+
 
 # _BITS_AT[k][byte]: the indices of the bits of byte k of a bit set; shared by every board,
-# grown to the largest board's length.
+# grown to the largest board's length, by one thread at a time (a row at a wrong offset
+# would list wrong cells).
 _BITS_AT: list[tuple[tuple[int, ...], ...]] = [
     tuple(tuple(b for b in range(8) if byte >> b & 1) for byte in range(256))
 ]
+_BITS_AT_GROWING = threading.Lock()
 
 
 @functools.cache
