@@ -138,6 +138,33 @@ def pipe_home(path: Path) -> Path:
     return home
 
 
+def base_pbm(checkout: Path, home: Path, *words) -> str:
+    """`pbm` of another checkout, in a process of its own: its code and its schema."""
+    env = env_for(home)
+    env["PYTHONPATH"] = str(checkout)
+    return subprocess.run(
+        [sys.executable, "-c", "from pbm.cli import cli; cli()", "--home", str(home), *words],
+        env=env,
+        cwd=checkout,
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+
+
+def base_pipe_home(path: Path, checkout: Path) -> Path:
+    """pipe_home as the checkout's own pbm makes it: a base that reads tables a later
+    schema dropped or renamed still finds them."""
+    if path.exists():
+        shutil.rmtree(path)
+    base_pbm(checkout, path, "init")
+    (path / "pbm.ini").write_text(LIMITS + "[mail]\nhtml = off\n")
+    for userid in ("white", "black"):
+        base_pbm(checkout, path, "signup", userid, "secret", f"{userid}@bench.example")
+    base_pbm(checkout, path, GAME, "challenge", "white", "black", f"-size={SIZE}")
+    return path
+
+
 def regular_install(workdir: Path) -> Path | None:
     """A regular `pip install .` (not editable) into a fresh venv, built from a copy of the
     checkout so that no build/ folder is left in it: the venv's python, or None when pip
@@ -192,20 +219,30 @@ def per_message_cost(workdir: Path, runs: int, base: Path | None = None):
         env.pop("PYTHONPATH")  # the installed package, not the checkout
         pipes["regular"] = ([str(regular), str(workdir / "mail_handler.py")], env, workdir)
     if base is not None:
-        env = env_for(pipe_home(workdir / "pipe-base"))
+        env = env_for(base_pipe_home(workdir / "pipe-base", base))
         env["PYTHONPATH"] = str(base)
         pipes["base checkout, editable"] = (
             [sys.executable, str(base / "mail_handler.py")],
             env,
             base,
         )
-    # A move by reply needs no password and so no argon2: counted apart (issue 31).
-    reply_home = pipe_home(workdir / "pipe-reply")
+    # A move by reply needs no password and so no argon2: counted apart (issue 31), for the
+    # base checkout too.
+    reply_homes = {"editable, by reply": pipe_home(workdir / "pipe-reply")}
     pipes["editable, by reply"] = (
         [sys.executable, str(ROOT / "mail_handler.py")],
-        env_for(reply_home),
+        env_for(reply_homes["editable, by reply"]),
         ROOT,
     )
+    if base is not None:
+        reply_homes["base checkout, by reply"] = base_pipe_home(workdir / "pipe-base-reply", base)
+        env = env_for(reply_homes["base checkout, by reply"])
+        env["PYTHONPATH"] = str(base)
+        pipes["base checkout, by reply"] = (
+            [sys.executable, str(base / "mail_handler.py")],
+            env,
+            base,
+        )
     # What any mail costs with the design card's libraries and no pbm code (the floor).
     floor = workdir / "floor"
     floor.mkdir(exist_ok=True)
@@ -227,8 +264,8 @@ def per_message_cost(workdir: Path, runs: int, base: Path | None = None):
         subject = f"{GAME} move 101 {userid} secret {move}#{ply}"
         for name, (command, env, cwd) in pipes.items():
             raw = mail(f"{userid}@bench.example", subject, f"{name}-{ply}").as_bytes()
-            if name == "editable, by reply":
-                raw, env = reply_to_board_mail(reply_home, userid, move, ply, env)
+            if name in reply_homes:
+                raw, env = reply_to_board_mail(reply_homes[name], userid, move, ply, env)
             start = time.perf_counter()
             subprocess.run(command, input=raw, env=env, check=True, cwd=cwd)
             times[name].append(time.perf_counter() - start)
@@ -237,7 +274,10 @@ def per_message_cost(workdir: Path, runs: int, base: Path | None = None):
                 subprocess.run([sys.executable, "-c", "pass"], check=True)
                 bare.append(time.perf_counter() - start)
     for home in workdir.glob("pipe*"):
-        moved = pbm(home, GAME, "show", "101").output
+        if home.name.startswith("pipe-base"):
+            moved = base_pbm(base, home, GAME, "show", "101")
+        else:
+            moved = pbm(home, GAME, "show", "101").output
         assert f"): {script[-1]}" in moved.split("\n\n\n")[0], f"moves not played in {home}"
     b = statistics.median(bare) * 1000
     for name, measured in times.items():
