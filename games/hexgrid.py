@@ -10,8 +10,8 @@ A cell is an axial ``(q, r)`` tuple. Two board shapes exist:
 Listing the legal moves of a position must take milliseconds, so every table a game looks
 up (neighbours, rays, knight cells, lines, edges) is built once per board size: boards are
 cached, and ``RhombusBoard(11) is RhombusBoard(11)``. The rays, knight cells and lines are
-built when first looked up: Lox needs none of them, and a mail pays for what it builds.
-Treat a board and its tables as read-only.
+built when first looked up: a mail pays for the tables it builds, and Lox never looks at
+knight cells or lines. Treat a board and its tables as read-only.
 """
 
 import functools
@@ -152,7 +152,17 @@ class HexBoard(ABC):
 
     @functools.cached_property
     def rays(self) -> dict[Cell, tuple[tuple[Cell, ...], ...]]:
-        return {cell: tuple(self._walk(cell, d) for d in range(6)) for cell in self.cells}
+        # Both shapes are convex, so the ray from a cell along d is the rest of its line
+        # along d: sliced from the lines, not walked a step at a time.
+        six: dict[Cell, list[tuple[Cell, ...]]] = {
+            cell: [(), (), (), (), (), ()] for cell in self.cells
+        }
+        for d, lines in enumerate(self._lines_by_direction):
+            for line in lines:
+                for i, cell in enumerate(line):
+                    six[cell][d] = line[i + 1 :]
+                    six[cell][d + 3] = line[i - 1 :: -1] if i else ()
+        return {cell: tuple(rays) for cell, rays in six.items()}
 
     @functools.cached_property
     def knights(self) -> dict[Cell, tuple[Cell, ...]]:
@@ -167,9 +177,10 @@ class HexBoard(ABC):
 
     @functools.cached_property
     def _lines_by_direction(self) -> tuple[tuple[tuple[Cell, ...], ...], ...]:
+        """The lines along D0, D1 and D2, each walked from its first cell."""
         return tuple(
             tuple(
-                (cell,) + self.rays[cell][d]
+                self._walk(cell, d)
                 for cell in self.cells
                 if step(cell, opposite(d)) not in self._cell_set
             )
@@ -181,12 +192,13 @@ class HexBoard(ABC):
         return sum(self._lines_by_direction, ())
 
     def _walk(self, cell: Cell, direction: int) -> tuple[Cell, ...]:
-        ray = []
+        """The cell and the cells after it along the direction, to the edge."""
+        line = [cell]
         current = step(cell, direction)
         while current in self._cell_set:
-            ray.append(current)
+            line.append(current)
             current = step(current, direction)
-        return tuple(ray)
+        return tuple(line)
 
     # -- notation ----------------------------------------------------------------------
 
