@@ -8,7 +8,6 @@ everything committed so far and answers once the replica holds it; `GET /list` s
 the replica last took a sync. With [replica] wait = off and no configuration naming the
 database, none of this runs: ship() returns at once and status shows nothing new."""
 
-import fcntl
 import json
 import math
 import os
@@ -16,14 +15,13 @@ import re
 import shutil
 import socket
 import sys
-import time
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import NamedTuple
 
 from .failures import TransientError
-from .private import FILE_MODE
+from .homelock import exclusive
 
 DEFAULT_SOCKET = "/var/run/litestream.sock"
 DEFAULT_SYNC_INTERVAL_SECONDS = 1.0
@@ -92,22 +90,11 @@ def one_ask_at_a_time(home: Path, wait_seconds: float):
     replicas came out damaged only when several handlers asked at once (docs/reliability.md,
     promise 11). Waits up to wait_seconds for its turn, then refuses (the mail waits with
     the MTA)."""
-    descriptor = os.open(Path(home) / SYNC_LOCK_NAME, os.O_RDONLY | os.O_CREAT, FILE_MODE)
-    try:
-        deadline = time.monotonic() + wait_seconds
-        while True:
-            try:
-                fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if time.monotonic() >= deadline:
-                    raise ReplicaNotConfirmed(
-                        "another mail of this home was still waiting for Litestream to ship"
-                    ) from None
-                time.sleep(SYNC_LOCK_POLL_SECONDS)
+    refusal = ReplicaNotConfirmed(
+        "another mail of this home was still waiting for Litestream to ship"
+    )
+    with exclusive(Path(home) / SYNC_LOCK_NAME, wait_seconds, refusal, SYNC_LOCK_POLL_SECONDS):
         yield
-    finally:
-        os.close(descriptor)
 
 
 def replicated(config) -> bool:
