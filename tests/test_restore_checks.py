@@ -13,7 +13,7 @@ import tarfile
 
 import pytest
 import sqlite_utils
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from pbm import hookimpl
@@ -252,6 +252,7 @@ def shared_home_and_backup(tmp_path_factory):
 
 @settings(max_examples=15 * STRESS_FACTOR, deadline=None)
 @given(kind=st.sampled_from(["table", "index", "view", "trigger"]), name=OBJECT_NAMES)
+@example(kind="table", name="if")
 def test_hypothesis_any_extra_object_is_named(tmp_path_factory, kind, name):
     """Hypothesis: an extra object of any kind and name is refused, named."""
     home, backup = shared_home_and_backup(tmp_path_factory)
@@ -260,11 +261,12 @@ def test_hypothesis_any_extra_object_is_named(tmp_path_factory, kind, name):
     conn.close()
     if name in taken:
         return
+    quoted = f'"{name}"'  # a name may be an SQL keyword: `if`, `in`, `on`
     statement = {
-        "table": f"CREATE TABLE {name} (x)",
-        "index": f"CREATE INDEX {name} ON boards (created_at)",
-        "view": f"CREATE VIEW {name} AS SELECT 1",
-        "trigger": f"CREATE TRIGGER {name} AFTER DELETE ON users BEGIN SELECT 1; END",
+        "table": f"CREATE TABLE {quoted} (x)",
+        "index": f"CREATE INDEX {quoted} ON boards (created_at)",
+        "view": f"CREATE VIEW {quoted} AS SELECT 1",
+        "trigger": f"CREATE TRIGGER {quoted} AFTER DELETE ON users BEGIN SELECT 1; END",
     }[kind]
     evil = with_database_changed(tmp_path_factory.mktemp("evil"), backup, statement)
     refused(home, evil, f"{kind} {name}")
