@@ -49,6 +49,7 @@ import sys
 import tempfile
 import time
 from email.message import EmailMessage
+from functools import partial
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -74,11 +75,15 @@ def report(section, figure, reference="", ratio=""):
     print(line, flush=True)
 
 
-def init_home(path: Path) -> Path:
+def init_home(path: Path, checkout: Path | None = None) -> Path:
+    """A new home made by this checkout's pbm, or by another checkout's own (base_pbm)."""
     if path.exists():
         shutil.rmtree(path)
-    result = CliRunner().invoke(cli, ["--home", str(path), "init"])
-    assert result.exit_code == 0, result.output
+    if checkout is None:
+        result = CliRunner().invoke(cli, ["--home", str(path), "init"])
+        assert result.exit_code == 0, result.output
+    else:
+        base_pbm(checkout, path, "init")
     # Text-only mail, as the goals of sections 1-3 are stated; bench/htmlmail.py measures
     # the pictures beside it.
     (path / "pbm.ini").write_text(LIMITS + "[mail]\nhtml = off\n")
@@ -130,11 +135,14 @@ def env_for(home):
 # -- 1. one mail through the MTA pipe -------------------------------------------------------
 
 
-def pipe_home(path: Path) -> Path:
-    home = init_home(path)
+def pipe_home(path: Path, checkout: Path | None = None) -> Path:
+    """White, black and their board 101, made by this checkout's pbm or by another
+    checkout's own: a base that reads tables a later schema renamed still finds them."""
+    home = init_home(path, checkout)
+    run = partial(pbm, home) if checkout is None else partial(base_pbm, checkout, home)
     for userid in ("white", "black"):
-        pbm(home, "signup", userid, "secret", f"{userid}@bench.example")
-    pbm(home, GAME, "challenge", "white", "black", f"-size={SIZE}")
+        run("signup", userid, "secret", f"{userid}@bench.example")
+    run(GAME, "challenge", "white", "black", f"-size={SIZE}")
     return home
 
 
@@ -150,19 +158,6 @@ def base_pbm(checkout: Path, home: Path, *words) -> str:
         capture_output=True,
         text=True,
     ).stdout
-
-
-def base_pipe_home(path: Path, checkout: Path) -> Path:
-    """pipe_home as the checkout's own pbm makes it: a base that reads tables a later
-    schema dropped or renamed still finds them."""
-    if path.exists():
-        shutil.rmtree(path)
-    base_pbm(checkout, path, "init")
-    (path / "pbm.ini").write_text(LIMITS + "[mail]\nhtml = off\n")
-    for userid in ("white", "black"):
-        base_pbm(checkout, path, "signup", userid, "secret", f"{userid}@bench.example")
-    base_pbm(checkout, path, GAME, "challenge", "white", "black", f"-size={SIZE}")
-    return path
 
 
 def regular_install(workdir: Path) -> Path | None:
@@ -219,7 +214,7 @@ def per_message_cost(workdir: Path, runs: int, base: Path | None = None):
         env.pop("PYTHONPATH")  # the installed package, not the checkout
         pipes["regular"] = ([str(regular), str(workdir / "mail_handler.py")], env, workdir)
     if base is not None:
-        env = env_for(base_pipe_home(workdir / "pipe-base", base))
+        env = env_for(pipe_home(workdir / "pipe-base", base))
         env["PYTHONPATH"] = str(base)
         pipes["base checkout, editable"] = (
             [sys.executable, str(base / "mail_handler.py")],
@@ -235,7 +230,7 @@ def per_message_cost(workdir: Path, runs: int, base: Path | None = None):
         ROOT,
     )
     if base is not None:
-        reply_homes["base checkout, by reply"] = base_pipe_home(workdir / "pipe-base-reply", base)
+        reply_homes["base checkout, by reply"] = pipe_home(workdir / "pipe-base-reply", base)
         env = env_for(reply_homes["base checkout, by reply"])
         env["PYTHONPATH"] = str(base)
         pipes["base checkout, by reply"] = (
