@@ -241,6 +241,23 @@ def test_a_replica_out_of_reach_makes_the_mail_wait_and_the_retry_is_a_duplicate
     assert plies_in(litestream.restored()) == MOVES[:1]
 
 
+def test_a_mail_that_gets_no_turn_to_ask_waits_with_the_mta_and_its_retry_is_a_duplicate(
+    harness, litestream
+):
+    """docs/spec/server.md, replication: a process that has not had its turn to ask within
+    replica.timeout and 5 seconds more goes without the confirmation, and its mail waits."""
+    harness.configure(f"[replica]\nconfig = {litestream.config}\nwait = on\ntimeout = 1\n")
+    raw = move_mail(1, "<no-turn@example.org>")
+    with one_ask_at_a_time(harness.home, 1):  # another handler's turn, through the delivery
+        outcome = harness.deliver(raw)
+    assert not outcome.consumed, "exit 75: the MTA keeps the mail"
+    assert outcome.cause.kind == "replica"
+    assert "still waiting for Litestream to ship" in outcome.cause.text
+    retried = harness.deliver(raw)
+    assert retried.consumed and retried.result.duplicate, "found done, not played twice"
+    assert plies_in(litestream.restored()) == MOVES[:1]
+
+
 def test_a_flush_sends_nothing_while_the_replica_lacks_the_commit(harness, litestream):
     configure(harness, litestream, "on")
     litestream.stop()
