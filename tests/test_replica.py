@@ -28,6 +28,7 @@ from pbm.private import make_folders
 from pbm.replica import ReplicaNotConfirmed, _seconds, entry_in, one_ask_at_a_time
 from pbm.serve import MailService, WriterJob
 from pbm.store import Store
+from pbm.store.connection import GROUP_CHECKPOINT_PAGES
 from tests.conftest import ROOT
 from tests.mailpipe import command_mail, pipe
 
@@ -466,6 +467,62 @@ def test_cleanup_leaves_checkpoints_to_litestream_where_it_replicates(
     harness.configure(f"[replica]\nconfig = {config}\n")
     cleanup(harness.home)
     assert checkpoints == [1]
+
+
+def autocheckpoint_pages(store: Store) -> int:
+    return store.conn.execute("PRAGMA wal_autocheckpoint").fetchone()[0]
+
+
+def test_pbm_leaves_checkpoints_to_litestream_in_a_database_it_replicates(harness, litestream):
+    """Litestream's checkpoints and pbm's automatic ones beside them damaged replicas: one
+    restored replica in three of a stress run (docs/reliability.md, promise 11). A
+    connection of pbm's on a database with Litestream's tables checkpoints nothing, in a
+    pipe's transaction and in `pbm serve`'s group commit alike."""
+    store = Store.open(harness.home / "pbm.db")
+    try:
+        assert store.replication_tables()
+        assert autocheckpoint_pages(store) == 0
+        with store.group():
+            assert autocheckpoint_pages(store) == 0
+    finally:
+        store.close()
+
+
+def test_elsewhere_pbm_checkpoints_as_sqlite_does_and_less_often_in_group_commit(harness):
+    store = Store.open(harness.home / "pbm.db")
+    try:
+        assert store.replication_tables() == {}
+        assert autocheckpoint_pages(store) == 1000
+        with store.group():
+            assert autocheckpoint_pages(store) == GROUP_CHECKPOINT_PAGES
+    finally:
+        store.close()
+
+
+def test_a_replicated_database_file_is_not_written_by_pbm_however_long_its_log_grows(
+    harness, litestream
+):
+    """In WAL mode only a checkpoint writes the database file, and here Litestream, which
+    would make them, is stopped. 2,000 pages of log are twice SQLite's threshold."""
+    litestream.stop()
+    path = harness.home / "pbm.db"
+    holder = Store.open(path)  # the last connection to close would checkpoint
+    try:
+        before = path.read_bytes()
+        store = Store.open(path)
+        try:
+            with store.write():
+                store.conn.execute("CREATE TABLE filler (b BLOB)")
+            for _ in range(40):
+                with store.write():
+                    store.conn.execute("INSERT INTO filler VALUES (randomblob(200000))")
+            log_pages = (path.with_name("pbm.db-wal").stat().st_size - 32) // (4096 + 24)
+        finally:
+            store.close()
+        assert log_pages >= 2000
+        assert path.read_bytes() == before
+    finally:
+        holder.close()
 
 
 # -- backup and restore beside Litestream ------------------------------------------------------

@@ -29,6 +29,10 @@ BUSY_TIMEOUT_SECONDS = 30
 
 
 GROUP_CHECKPOINT_PAGES = 10_000
+LITESTREAM_TABLES_SQL = (
+    "SELECT name, sql FROM sqlite_master WHERE type = 'table' "
+    "AND name LIKE '\\_litestream\\_%' ESCAPE '\\'"
+)
 
 
 def is_busy_or_full(error: BaseException) -> bool:
@@ -67,11 +71,17 @@ def _create_private(path: Path) -> None:
         pass  # SQLite's own open names the trouble, as unusable_database_cause expects
 
 
+def _has_litestream_tables(conn: sqlite3.Connection) -> bool:
+    return conn.execute(LITESTREAM_TABLES_SQL).fetchone() is not None
+
+
 class Store:
     """One connection to $PBM_HOME/pbm.db, its transactions, and one repository per concern."""
 
-    def __init__(self, conn: sqlite3.Connection):
+    def __init__(self, conn: sqlite3.Connection, checkpoints: bool = True):
         self.conn = conn
+        # False: Litestream replicates this database and checkpoints it; see open().
+        self.checkpoints = checkpoints
         self._db = None
         self._grouped = False
         self._writing = False
@@ -108,7 +118,13 @@ class Store:
         conn = sqlite3.connect(str(path), timeout=BUSY_TIMEOUT_SECONDS, isolation_level=None)
         conn.execute("PRAGMA foreign_keys=ON")
         conn.execute("PRAGMA synchronous=FULL")
-        return cls(conn)
+        # Litestream makes its tables in a database it replicates and checkpoints it itself.
+        # A checkpoint of pbm's beside it damaged a replica in stress runs and in the
+        # replication drill (docs/reliability.md, promise 11): leave them to Litestream.
+        checkpoints = not _has_litestream_tables(conn)
+        if not checkpoints:
+            conn.execute("PRAGMA wal_autocheckpoint=0")
+        return cls(conn, checkpoints)
 
     @classmethod
     def open_read_only(cls, path: Path) -> "Store":
@@ -173,7 +189,8 @@ class Store:
         system, together with the files it writes, before it tells anyone. A checkpoint
         costs two syncs of its own: this connection makes one every GROUP_CHECKPOINT_PAGES
         pages of log (40 MB), not every 1,000."""
-        self.conn.execute(f"PRAGMA wal_autocheckpoint={GROUP_CHECKPOINT_PAGES}")
+        if self.checkpoints:
+            self.conn.execute(f"PRAGMA wal_autocheckpoint={GROUP_CHECKPOINT_PAGES}")
         self.conn.execute("PRAGMA synchronous=NORMAL")
         try:
             self.conn.execute("BEGIN IMMEDIATE")
@@ -263,12 +280,7 @@ class Store:
     def replication_tables(self) -> dict[str, str]:
         """Litestream's own tables (`_litestream_seq`, `_litestream_lock`), each with the
         statement that made it: pbm leaves them be."""
-        return dict(
-            self.conn.execute(
-                "SELECT name, sql FROM sqlite_master WHERE type = 'table' "
-                "AND name LIKE '\\_litestream\\_%' ESCAPE '\\'"
-            ).fetchall()
-        )
+        return dict(self.conn.execute(LITESTREAM_TABLES_SQL).fetchall())
 
     def add_replication_tables(self, statements: dict[str, str]):
         """Make each of Litestream's tables that is missing with its statement."""
