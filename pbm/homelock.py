@@ -50,16 +50,7 @@ def no_mail_handled(home: Path, wait_seconds: float):
     """Held by `pbm restore`: waits up to wait_seconds for mail being handled to finish,
     then refuses with TransientError."""
     make_folders(home)
-    refusal = TransientError("mail is being handled: try `pbm restore` again")
-    with exclusive(Path(home) / LOCK_NAME, wait_seconds, refusal):
-        yield
-
-
-@contextmanager
-def exclusive(path: Path, wait_seconds: float, refusal: TransientError, poll=POLL_SECONDS):
-    """An exclusive lock on the file at path (made private if missing), waited for up to
-    wait_seconds, polled every poll seconds; then the refusal is raised."""
-    descriptor = os.open(path, os.O_RDONLY | os.O_CREAT, FILE_MODE)
+    descriptor = os.open(Path(home) / LOCK_NAME, os.O_RDONLY | os.O_CREAT, FILE_MODE)
     try:
         deadline = time.monotonic() + wait_seconds
         while True:
@@ -68,8 +59,8 @@ def exclusive(path: Path, wait_seconds: float, refusal: TransientError, poll=POL
                 break
             except BlockingIOError:
                 if time.monotonic() >= deadline:
-                    raise refusal from None
-                time.sleep(poll)
+                    raise TransientError("mail is being handled: try `pbm restore` again") from None
+                time.sleep(POLL_SECONDS)
         yield
     finally:
         os.close(descriptor)

@@ -15,21 +15,17 @@ import re
 import shutil
 import socket
 import sys
-from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import NamedTuple
 
 from .failures import TransientError
-from .homelock import exclusive
 
 DEFAULT_SOCKET = "/var/run/litestream.sock"
 DEFAULT_SYNC_INTERVAL_SECONDS = 1.0
 DEFAULT_MONITOR_INTERVAL_SECONDS = 1.0
 # Litestream answers a plain sync at once; these bound a daemon that hangs.
 STATUS_TIMEOUT_SECONDS = 5
-SYNC_LOCK_NAME = "replica-sync.lock"
-SYNC_LOCK_POLL_SECONDS = 0.01
 RESTORE_TIMEOUT_SECONDS = 3600
 GO_DURATION_RE = re.compile(r"(\d+(?:\.\d*)?)(ns|us|µs|ms|s|m|h)")
 GO_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
@@ -69,32 +65,18 @@ def ship(config) -> None:
             " (set socket: enabled: true)"
         )
     timeout = max(1, config.number("replica.timeout"))
-    with one_ask_at_a_time(config.home, timeout + STATUS_TIMEOUT_SECONDS):
-        answer = _ask(
-            entry,
-            "POST",
-            "/sync",
-            {"path": entry.database, "wait": True, "timeout": timeout},
-            timeout + STATUS_TIMEOUT_SECONDS,
-        )
+    answer = _ask(
+        entry,
+        "POST",
+        "/sync",
+        {"path": entry.database, "wait": True, "timeout": timeout},
+        timeout + STATUS_TIMEOUT_SECONDS,
+    )
     if answer.get("replicated_txid", 0) < answer.get("txid", 0):
         raise ReplicaNotConfirmed(
             f"Litestream shipped up to transaction {answer.get('replicated_txid')} of "
             f"{answer.get('txid')} to {entry.replica}"
         )
-
-
-@contextmanager
-def one_ask_at_a_time(home: Path, wait_seconds: float):
-    """Held while a process of the home asks Litestream to ship: the replication drill's
-    replicas came out damaged only when several handlers asked at once (docs/reliability.md,
-    promise 11). Waits up to wait_seconds for its turn, then refuses (the mail waits with
-    the MTA)."""
-    refusal = ReplicaNotConfirmed(
-        "another mail of this home was still waiting for Litestream to ship"
-    )
-    with exclusive(Path(home) / SYNC_LOCK_NAME, wait_seconds, refusal, SYNC_LOCK_POLL_SECONDS):
-        yield
 
 
 def replicated(config) -> bool:

@@ -21,11 +21,10 @@ from click.testing import CliRunner
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pbm import replica
 from pbm.cli import cli
 from pbm.intake import process_message
 from pbm.private import make_folders
-from pbm.replica import ReplicaNotConfirmed, _seconds, entry_in, one_ask_at_a_time
+from pbm.replica import ReplicaNotConfirmed, _seconds, entry_in
 from pbm.serve import MailService, WriterJob
 from pbm.store import Store
 from pbm.store.connection import GROUP_CHECKPOINT_PAGES
@@ -167,54 +166,6 @@ def test_with_wait_on_a_mail_is_answered_only_once_the_replica_holds_its_move(ha
     assert plies_in(litestream.restored()) == MOVES[:2], "both were shipped before the answer"
 
 
-def test_the_processes_of_a_home_ask_litestream_to_ship_one_at_a_time(
-    harness, litestream, monkeypatch
-):
-    """The replication drill's replicas came out damaged (integrity_check failing on the
-    replica) only in its rounds where four pipe handlers asked Litestream to ship at once
-    (docs/reliability.md, promise 11): the asks of a home take turns, and each is answered."""
-    configure(harness, litestream, "on")
-    asking, most, failures = 0, 0, []
-    counting = threading.Lock()
-    ask = replica._ask
-
-    def counted(*arguments):
-        nonlocal asking, most
-        with counting:
-            asking += 1
-            most = max(most, asking)
-        try:
-            time.sleep(0.05)  # room for the other handlers to arrive meanwhile
-            return ask(*arguments)
-        finally:
-            with counting:
-                asking -= 1
-
-    def handler():
-        try:
-            replica.ship(harness.config)
-        except Exception as error:  # any failure fails the test below
-            failures.append(error)
-
-    monkeypatch.setattr(replica, "_ask", counted)
-    handlers = [threading.Thread(target=handler) for _ in range(4)]
-    for thread in handlers:
-        thread.start()
-    for thread in handlers:
-        thread.join()
-    assert failures == []
-    assert most == 1, "two handlers asked Litestream to ship at once"
-
-
-def test_an_ask_to_ship_waits_its_turn_only_so_long_then_the_mail_waits(tmp_path):
-    with one_ask_at_a_time(tmp_path, 1):
-        with pytest.raises(ReplicaNotConfirmed, match="waiting for Litestream to ship"):
-            with one_ask_at_a_time(tmp_path, 0.05):
-                pass
-    with one_ask_at_a_time(tmp_path, 0.05):
-        assert (tmp_path / "replica-sync.lock").stat().st_mode & 0o077 == 0
-
-
 def test_a_replica_out_of_reach_makes_the_mail_wait_and_the_retry_is_a_duplicate(
     harness, litestream, caplog
 ):
@@ -239,23 +190,6 @@ def test_a_replica_out_of_reach_makes_the_mail_wait_and_the_retry_is_a_duplicate
     assert plies_in(harness.home / "pbm.db") == MOVES[:1]
     sent = [path for path in harness.outbox_files() if path not in before]
     assert len(sent) == 2, "the board mail to each player, once"
-    assert plies_in(litestream.restored()) == MOVES[:1]
-
-
-def test_a_mail_that_gets_no_turn_to_ask_waits_with_the_mta_and_its_retry_is_a_duplicate(
-    harness, litestream
-):
-    """docs/spec/server.md, replication: a process that has not had its turn to ask within
-    replica.timeout and 5 seconds more goes without the confirmation, and its mail waits."""
-    harness.configure(f"[replica]\nconfig = {litestream.config}\nwait = on\ntimeout = 1\n")
-    raw = move_mail(1, "<no-turn@example.org>")
-    with one_ask_at_a_time(harness.home, 1):  # another handler's turn, through the delivery
-        outcome = harness.deliver(raw)
-    assert not outcome.consumed, "exit 75: the MTA keeps the mail"
-    assert outcome.cause.kind == "replica"
-    assert "still waiting for Litestream to ship" in outcome.cause.text
-    retried = harness.deliver(raw)
-    assert retried.consumed and retried.result.duplicate, "found done, not played twice"
     assert plies_in(litestream.restored()) == MOVES[:1]
 
 
