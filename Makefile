@@ -46,7 +46,8 @@ e2e: $(TEST_INSTALLED)
 # 10 variants of each mail bomb under rlimits, 200 clients x 1 MB against `pbm serve`,
 # 200,000 RCPT TO and a NOOP siege of its 32 slots, a 2 GB gzip bomb against `pbm restore`,
 # 2,000 new random games a game in which each engine agrees with its plugin contract (the
-# recorded games of the frozen engines are replayed at every size).
+# recorded games of the frozen engines are replayed at every size), ten rounds of four
+# handlers writing beside Litestream until killed, each replica restored and checked.
 stress: $(TEST_INSTALLED)
 	PBM_STRESS=1 $(BIN)/python -m pytest -q -s tests/test_concurrency.py tests/test_crashes.py \
 		tests/test_hostile.py tests/test_fuzz.py tests/test_delivery_faults.py tests/test_abuse.py \
@@ -57,7 +58,7 @@ stress: $(TEST_INSTALLED)
 		tests/test_origin.py tests/test_lockout.py tests/test_confirmation.py \
 		tests/test_reset_codes.py tests/test_password_echo.py \
 		tests/test_answers.py tests/test_seating.py \
-		tests/test_tournament_race.py tests/test_tournament_rules.py
+		tests/test_tournament_race.py tests/test_tournament_rules.py tests/test_replica.py
 
 BENCH_INSTALLED := $(VENV)/.installed-bench
 
