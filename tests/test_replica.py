@@ -515,6 +515,7 @@ def test_handlers_writing_beside_litestream_until_all_are_killed_leave_a_whole_r
         store.conn.execute("CREATE INDEX churn_by_status_due ON churn (status, due)")
     finally:
         store.close()
+    ship(harness.config)  # the table is on the replica before any handler starts
     forking = multiprocessing.get_context("fork")
     for round_number in range(STRESS_FACTOR):
         if round_number:
