@@ -597,7 +597,7 @@ class HexPicture(NamedTuple):
     """A hex board laid out for pictures: its drawing.Backdrop, and per cell its centre and
     hexagon in pixels, and the circumradius of a cell."""
 
-    backdrop: drawing.Backdrop
+    backdrop: "drawing.Backdrop"  # quoted: pbm.drawing loads its types at first use
     centres: dict[Cell, tuple[float, float]]
     hexagons: dict[Cell, tuple[tuple[float, float], ...]]
     radius: float

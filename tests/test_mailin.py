@@ -269,8 +269,8 @@ runpy.run_path("mail_handler.py", run_name="__main__")
 
 def test_a_move_mail_imports_no_robot_picture_or_web_code(project_env, challenged_home):
     """The pipe's start-up is paid per mail (docs/performance.md): a move for players who
-    take text mail loads neither the robots and their search knowledge, nor the pictures,
-    nor the web view, nor what only HTML mail and `pbm restore --replica` use, nor the
+    take text mail loads neither the robots and their search knowledge, nor the pictures
+    and the types they are described with, nor the web view, nor what only HTML mail and `pbm restore --replica` use, nor the
     installed distributions' metadata once a mail has read the game's entry point."""
     for userid in ("alice", "bob"):
         result = CliRunner().invoke(
@@ -286,7 +286,8 @@ def test_a_move_mail_imports_no_robot_picture_or_web_code(project_env, challenge
         project_env, command_mail("alice@example.org", "knightpanic move 101 alice secret c1-e5")
     )
     assert "games.knightpanic.engine" in loaded
-    unwanted = ("pbm.robots", "pbm.pictures", "pbm.web", "PIL", "waitress", "games.connection")
+    unwanted = ("pbm.robots", "pbm.pictures", "pbm.drawing_types", "pbm.web", "PIL", "waitress")
+    unwanted += ("games.connection",)
     unwanted += ("html", "subprocess", "importlib.metadata")
     assert [m for m in loaded if m.startswith(unwanted) or m.endswith((".robot", ".solver"))] == []
     board_mails = {str(message["To"]): message for message in box.fresh()}

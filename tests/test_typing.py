@@ -12,7 +12,14 @@ import sys
 from tests.conftest import ROOT
 
 # What a game plugin imports; mypy follows their imports, so the closure is checked too.
-PLUGIN_SURFACE = ("pbm/game.py", "pbm/drawing.py", "pbm/engine.py", "pbm/testing/__init__.py")
+PLUGIN_SURFACE = (
+    "pbm/game.py",
+    "pbm/drawing.py",
+    "pbm/drawing_types.py",
+    "pbm/palette.py",
+    "pbm/engine.py",
+    "pbm/testing/__init__.py",
+)
 BASELINE = ROOT / "tests" / "mypy-baseline.txt"
 SUMMARY_RE = re.compile(r"Found (\d+) errors? in")
 

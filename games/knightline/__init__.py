@@ -493,7 +493,7 @@ class AreaPicture(NamedTuple):
     """The picture of a part of the unbounded board (the occupied area and a margin): its
     drawing.Backdrop and where its cells go."""
 
-    backdrop: drawing.Backdrop
+    backdrop: "drawing.Backdrop"  # quoted: pbm.drawing loads its types at first use
     first_x: int
     last_x: int
     first_y: int

@@ -504,7 +504,7 @@ class PointGrid(NamedTuple):
     in doubled coordinates (even: a cell's centre; odd: the corner between four cells, where
     a raised knight stands)."""
 
-    backdrop: drawing.Backdrop
+    backdrop: "drawing.Backdrop"  # quoted: pbm.drawing loads its types at first use
     side: float  # px of a cell
     left: float  # px of the board's left edge
     top: float  # px of the board's top edge
