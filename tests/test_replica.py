@@ -438,6 +438,23 @@ def test_elsewhere_pbm_checkpoints_as_sqlite_does_and_less_often_in_group_commit
         store.close()
 
 
+def test_a_server_that_opened_the_database_before_litestream_stops_checkpointing(harness):
+    """README: `pbm serve` is enabled before Litestream is set up. Its writer's connection
+    was opened without Litestream's tables; its next group commit finds them."""
+    store = Store.open(harness.home / "pbm.db")
+    daemon = Litestream(harness.home)
+    try:
+        with store.group():
+            assert autocheckpoint_pages(store) == GROUP_CHECKPOINT_PAGES
+        configure(harness, daemon, "off")
+        daemon.start()
+        with store.group():
+            assert autocheckpoint_pages(store) == 0
+    finally:
+        daemon.close()
+        store.close()
+
+
 def test_a_replicated_database_file_is_not_written_by_pbm_however_long_its_log_grows(
     harness, litestream
 ):

@@ -188,7 +188,11 @@ class Store:
         syncs its checkpoints): the caller makes it durable with one sync of the file
         system, together with the files it writes, before it tells anyone. A checkpoint
         costs two syncs of its own: this connection makes one every GROUP_CHECKPOINT_PAGES
-        pages of log (40 MB), not every 1,000."""
+        pages of log (40 MB), not every 1,000, and none once Litestream has made its tables
+        (see open(): `pbm serve` may have opened the database before Litestream first ran)."""
+        if self.checkpoints and _has_litestream_tables(self.conn):
+            self.checkpoints = False
+            self.conn.execute("PRAGMA wal_autocheckpoint=0")
         if self.checkpoints:
             self.conn.execute(f"PRAGMA wal_autocheckpoint={GROUP_CHECKPOINT_PAGES}")
         self.conn.execute("PRAGMA synchronous=NORMAL")
