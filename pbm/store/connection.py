@@ -78,10 +78,10 @@ def _has_litestream_tables(conn: sqlite3.Connection) -> bool:
 class Store:
     """One connection to $PBM_HOME/pbm.db, its transactions, and one repository per concern."""
 
-    def __init__(self, conn: sqlite3.Connection, checkpoints: bool = True):
+    def __init__(self, conn: sqlite3.Connection):
         self.conn = conn
-        # False: Litestream replicates this database and checkpoints it; see open().
-        self.checkpoints = checkpoints
+        # False once Litestream's tables are seen: see leave_checkpoints_to_litestream().
+        self.checkpoints = True
         self._db = None
         self._grouped = False
         self._writing = False
@@ -118,13 +118,9 @@ class Store:
         conn = sqlite3.connect(str(path), timeout=BUSY_TIMEOUT_SECONDS, isolation_level=None)
         conn.execute("PRAGMA foreign_keys=ON")
         conn.execute("PRAGMA synchronous=FULL")
-        # Litestream makes its tables in a database it replicates and checkpoints it itself.
-        # A checkpoint of pbm's beside it damaged a replica in stress runs and in the
-        # replication drill (docs/reliability.md, promise 11): leave them to Litestream.
-        checkpoints = not _has_litestream_tables(conn)
-        if not checkpoints:
-            conn.execute("PRAGMA wal_autocheckpoint=0")
-        return cls(conn, checkpoints)
+        store = cls(conn)
+        store.leave_checkpoints_to_litestream()
+        return store
 
     @classmethod
     def open_read_only(cls, path: Path) -> "Store":
@@ -181,6 +177,14 @@ class Store:
         finally:
             self.conn.execute("COMMIT")
 
+    def leave_checkpoints_to_litestream(self):
+        """No automatic checkpoints once the database holds Litestream's tables: Litestream
+        makes them in a database it replicates and checkpoints it itself, and a checkpoint
+        of pbm's beside its own damaged the replica (docs/reliability.md, promise 11)."""
+        if self.checkpoints and _has_litestream_tables(self.conn):
+            self.checkpoints = False
+            self.conn.execute("PRAGMA wal_autocheckpoint=0")
+
     @contextmanager
     def group(self):
         """Group commit: one BEGIN IMMEDIATE ... COMMIT around several write() units, each
@@ -190,9 +194,7 @@ class Store:
         costs two syncs of its own: this connection makes one every GROUP_CHECKPOINT_PAGES
         pages of log (40 MB), not every 1,000, and none once Litestream has made its tables
         (see open(): `pbm serve` may have opened the database before Litestream first ran)."""
-        if self.checkpoints and _has_litestream_tables(self.conn):
-            self.checkpoints = False
-            self.conn.execute("PRAGMA wal_autocheckpoint=0")
+        self.leave_checkpoints_to_litestream()
         if self.checkpoints:
             self.conn.execute(f"PRAGMA wal_autocheckpoint={GROUP_CHECKPOINT_PAGES}")
         self.conn.execute("PRAGMA synchronous=NORMAL")
