@@ -16,8 +16,10 @@ slot for ever by keeping busy."""
 
 import asyncio
 import logging
+import os
 import queue
 import re
+import select
 import signal
 import threading
 import time
@@ -447,6 +449,33 @@ class BoundedController(Controller):
         )
 
 
+class StopSignals:
+    """SIGINT and SIGTERM, waited for on a pipe that Python's C-level handler writes to.
+    No Python code of ours runs in the signal: a handler that set a threading.Event
+    deadlocked when the signal came while the main thread held that Event's lock, on its
+    way into or out of Event.wait (seen in CI: a pbm serve that never exited)."""
+
+    def __init__(self):
+        self.read_end, self.write_end = os.pipe()
+        os.set_blocking(self.write_end, False)
+        self.previous_fd = signal.set_wakeup_fd(self.write_end, warn_on_full_buffer=False)
+        self.previous = {
+            signum: signal.signal(signum, lambda *_: None)
+            for signum in (signal.SIGINT, signal.SIGTERM)
+        }
+
+    def wait(self, seconds: float) -> bool:
+        """True once either signal has come, at the latest after `seconds`."""
+        return bool(select.select([self.read_end], [], [], seconds)[0])
+
+    def close(self):
+        for signum, handler in self.previous.items():
+            signal.signal(signum, handler)
+        signal.set_wakeup_fd(self.previous_fd)
+        os.close(self.read_end)
+        os.close(self.write_end)
+
+
 def serve(config, host: str, port: int, ready=None):
     """Run until SIGINT or SIGTERM; `ready` is called once the port listens."""
     with open_server(config):
@@ -462,9 +491,7 @@ def serve(config, host: str, port: int, ready=None):
         server_hostname=config.server_domain,
         ident="pbm",
     )
-    stop = threading.Event()
-    for signum in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(signum, lambda *_: stop.set())
+    stop = StopSignals()
     controller.start()
     log.info("pbm serve listening on %s:%s", host, port)
     if ready is not None:
@@ -484,3 +511,4 @@ def serve(config, host: str, port: int, ready=None):
     finally:
         controller.stop()
         service.close()
+        stop.close()

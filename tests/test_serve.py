@@ -113,3 +113,41 @@ def test_serve_refuses_to_start_without_a_database(project_env, tmp_path):
         timeout=30,
     )
     assert result.returncode != 0 and b"pbm init" in result.stderr
+
+
+# A child floods its parent with SIGTERM while the parent waits in short slices, so that
+# signals land at every point of the wait, and inside the handling of one another.
+STOP_SIGNAL_FLOOD = """
+import os, signal
+from pbm.serve import StopSignals
+
+stop = StopSignals()
+parent = os.getpid()
+child = os.fork()
+if child == 0:
+    for _ in range(20000):
+        os.kill(parent, signal.SIGTERM)
+    os._exit(0)
+waits = stopped = 0
+while os.waitpid(child, os.WNOHANG)[0] == 0:
+    waits += 1
+    stopped += stop.wait(0.00001)
+stop.close()
+print(waits, stopped)
+"""
+
+
+def test_stop_signals_at_any_moment_never_deadlock_the_wait(project_env):
+    """A handler that set a threading.Event deadlocked when the signal came while the
+    main thread held the Event's own lock: a pbm serve in CI never exited on SIGTERM."""
+    done = subprocess.run(
+        [sys.executable, "-c", STOP_SIGNAL_FLOOD],
+        env=project_env,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    waits, stopped = map(int, done.stdout.split())
+    assert stopped >= 1 and waits >= stopped, done.stdout
