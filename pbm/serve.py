@@ -354,10 +354,12 @@ class MailService:
             )
 
     def close(self):
+        # The readers first, while the writer still runs: a reader that was reading a mail
+        # when the listener stopped queues its command after, and waits for its answer.
+        self.readers.shutdown()
         self.robots.close()
         self.call(self._stop)
         self.writer.join()
-        self.readers.shutdown()
 
 
 class BoundedSMTP(SMTP):

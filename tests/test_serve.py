@@ -4,8 +4,10 @@ import email
 import email.policy
 import signal
 import smtplib
+import socket
 import subprocess
 import sys
+import time
 from email.message import EmailMessage
 from pathlib import Path
 
@@ -113,6 +115,48 @@ def test_serve_refuses_to_start_without_a_database(project_env, tmp_path):
         timeout=30,
     )
     assert result.returncode != 0 and b"pbm init" in result.stderr
+
+
+def test_a_stop_while_a_mail_is_read_still_runs_its_command_once(project_env, tmp_path):
+    """SIGTERM while a reader checks a mail's password: the listener stops, and the reader
+    queues its command after. The writer waits for the readers, so pbm serve runs that
+    command and exits (it waited for ever on it, 3 runs in 10). The client had no answer
+    and sends again: the move is played once, however many times it was cut short."""
+    home = tmp_path / "home"
+    runner = CliRunner()
+    assert runner.invoke(cli, ["--home", str(home), "init"]).exit_code == 0
+    (home / "pbm.ini").write_text(GENEROUS_LIMITS)
+    for userid in ("alice", "bob"):
+        sender = ["--from", f"{userid}@example.org"]
+        runner.invoke(cli, ["--home", str(home), *sender, "signup", userid, "secret"])
+    challenge = ["--home", str(home), "--from", "alice@example.org"]
+    assert (
+        runner.invoke(cli, [*challenge, "knightpanic", "challenge", "alice", "bob"]).exit_code == 0
+    )
+    before = len(outbox(home))
+    move = command("knightpanic move 101 alice secret c1-e5")
+    move["Message-ID"] = "<cut-short@example.org>"
+    data = move.as_bytes().replace(b"\n", b"\r\n")
+    for pause in (0.0, 0.01, 0.02, 0.04):
+        process, port = start_serve(project_env, home)
+        with socket.create_connection(("127.0.0.1", port), timeout=60) as client:
+            client.recv(1024)  # the greeting: the session is on
+            client.sendall(b"EHLO client.example\r\nMAIL FROM:<alice@example.org>\r\n")
+            client.sendall(b"RCPT TO:<pbm@localhost>\r\nDATA\r\n")
+            time.sleep(0.05)  # DATA's 354 before the message
+            client.sendall(data + b"\r\n.\r\n")
+            time.sleep(pause)
+            process.send_signal(signal.SIGTERM)
+            assert process.wait(timeout=60) == 0
+    process, port = start_serve(project_env, home)
+    try:
+        with smtplib.SMTP("127.0.0.1", port, timeout=60) as client:
+            assert client.sendmail("alice@example.org", ["pbm@localhost"], data) == {}
+    finally:
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=60) == 0
+    boards = [m for m in outbox(home)[before:] if m["Subject"].startswith("KnightPanic Board 101")]
+    assert len(boards) == 2, [m["Subject"] for m in outbox(home)[before:]]
 
 
 # A child floods its parent with SIGTERM while the parent waits in short slices, so that
