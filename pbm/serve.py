@@ -34,6 +34,7 @@ from .clock import now, stamp
 from .dispatch import open_server
 from .failures import curable_cause
 from .grammar import password_of
+from .handoff import open_handoff
 from .intake import DirectServer, process_message
 from .maildir import publish_maildir, stage_maildir, sync_together
 from .mailout import claim, deliver, retry_failed
@@ -495,11 +496,15 @@ def serve(config, host: str, port: int, ready=None):
     )
     stop = StopSignals()
     controller.start()
-    log.info("pbm serve listening on %s:%s", host, port)
-    if ready is not None:
-        ready()
-    service.robots.poke()  # robots put on move before the start
+    handoff = None
     try:
+        handoff = open_handoff(service)  # mail_handler.py's mail, when it comes here
+        if handoff is not None:
+            handoff.start()
+        log.info("pbm serve listening on %s:%s", host, port)
+        if ready is not None:
+            ready()
+        service.robots.poke()  # robots put on move before the start
         while True:  # the first flush finishes deliveries that a crash cut short
             try:
                 service.call(service.flush)
@@ -512,5 +517,7 @@ def serve(config, host: str, port: int, ready=None):
                 break
     finally:
         controller.stop()
+        if handoff is not None:
+            handoff.stop()
         service.close()
         stop.close()
