@@ -376,6 +376,32 @@ def test_the_pipes_of_the_pbm_user_work_without_a_transport(mail_host, mailboxes
     wait_for(queue_is_empty, "an empty mail queue")
 
 
+def test_the_pipe_hands_its_mail_to_a_running_pbm_serve(mail_host, pbm_serve, mailboxes):
+    """The README's pipe transport with `pbm serve` running for the same home: Postfix runs
+    mail_handler.py as pbm, which hands the mail to the server over $PBM_HOME/serve.sock,
+    and the server runs its command (its own count at the stop says so)."""
+    socket_path = PBM_HOME / "serve.sock"
+    assert oct(socket_path.stat().st_mode & 0o777) == "0o600"
+    assert socket_path.owner() == "pbm"
+    route_server_to((INSTALL_DIR / "deploy" / "transport").read_text())
+    command = send("alice", "knightpanic show 102")
+    [reply] = mailboxes.take({"alice": 1})["alice"]
+    assert reply["In-Reply-To"] == command["Message-ID"]
+    assert "102" in reply["Subject"]
+    # The reply can arrive before the command has exited and Postfix has logged it.
+    wait_for(lambda: log_lines("to=<pbm@", "relay=pbm,", "status=sent"), "the pipe's delivery")
+    pbm_serve.terminate()
+    assert pbm_serve.wait(timeout=60) == 0
+    counts = [
+        line
+        for line in (PBM_HOME / "log" / "pbm.log").read_text().splitlines()
+        if f" {pbm_serve.pid} pbm.serve INFO writer: " in line
+    ]
+    assert counts and "writer: 1 commands in 1 groups" in counts[-1], counts
+    assert not socket_path.exists()
+    wait_for(queue_is_empty, "an empty mail queue")
+
+
 def test_the_cron_lines_install_and_run_as_pbm(mail_host):
     crontab = INSTALL_DIR / "deploy" / "crontab"
     run("crontab", "-u", "pbm", str(crontab))
@@ -437,7 +463,8 @@ def test_postfix_ends_with_an_empty_queue_and_a_clean_log(mailboxes):
         if any(word in line for word in ("warning:", "error:", "fatal:", "panic:"))
     ]
     assert warnings == []
-    # Signup, then per board the challenge and nine moves: everything exactly once.
+    # Signup, then per board the challenge and nine moves, then the three shows of board 102
+    # through pipes: everything exactly once.
     assert all(not mailboxes.unseen(p) for p in PLAYERS)
-    assert mailboxes.total == {"alice": 1 + 10 + 10 + 2, "bob": 1 + 10 + 10}
-    assert len(log_lines("relay=pbm,", "status=sent")) == 2 + 10
+    assert mailboxes.total == {"alice": 1 + 10 + 10 + 2 + 1, "bob": 1 + 10 + 10}
+    assert len(log_lines("relay=pbm,", "status=sent")) == 2 + 10 + 1
