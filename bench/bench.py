@@ -1,8 +1,9 @@
 """`make bench`: pbm's speed, each figure printed next to a reference measured in the same run.
 
 1. One `move` mail through mail_handler.py in a fresh process, next to `python -c pass`:
-   the editable install of `make` and a regular `pip install .` into a temporary venv.
-   Then CPU per accepted move on `pbm serve`'s writer path (bench/cpu_per_move.py) and the
+   the editable install of `make` and a regular `pip install .` into a temporary venv;
+   by password and by reply; handled in that process, and handed to a running `pbm serve`
+   of the home (pbm/handoff.py, with the server's CPU for each). Then CPU per accepted move on `pbm serve`'s writer path (bench/cpu_per_move.py) and the
    top of its profile.
 2. `pbm serve` throughput of `move` mails sent over SMTP by another process, with 1 and
    with 16 clients, next to the raw rate of single SQLite commits on the same disk and to
@@ -146,6 +147,16 @@ def pipe_home(path: Path, checkout: Path | None = None) -> Path:
     return home
 
 
+def start_pipe_server(home: Path, pbm_command: Path = PBM, env=None) -> subprocess.Popen:
+    """`pbm serve` for a pipe home, once it listens (its handoff socket is open then)."""
+    command = [str(pbm_command), "--home", str(home), "serve", "--port", str(_free_port())]
+    env = env or env_for(home)
+    process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, cwd=home)
+    assert b"listening" in process.stdout.readline()
+    time.sleep(0.5)  # the first outbox flush runs as the listener starts
+    return process
+
+
 def base_pbm(checkout: Path, home: Path, *words) -> str:
     """`pbm` of another checkout, in a process of its own: its code and its schema."""
     env = env_for(home)
@@ -238,6 +249,21 @@ def per_message_cost(workdir: Path, runs: int, base: Path | None = None):
             env,
             base,
         )
+    # The same moves handed to a running `pbm serve` of the home (pbm/handoff.py): the pipe
+    # loads no pbm, and the server's CPU for them is counted apart.
+    servers = {}
+    for name in ("editable, handed to pbm serve, by password", "handed to pbm serve, by reply"):
+        home = pipe_home(workdir / ("pipe-serve-reply" if "reply" in name else "pipe-serve"))
+        if "reply" in name:
+            reply_homes[name] = home
+        servers[name] = start_pipe_server(home)
+        pipes[name] = ([sys.executable, str(ROOT / "mail_handler.py")], env_for(home), ROOT)
+    if regular is not None:
+        name = "regular install, handed to pbm serve, by password"
+        env = env_for(pipe_home(workdir / "pipe-serve-regular"))
+        env.pop("PYTHONPATH")  # the installed package, not the checkout
+        servers[name] = start_pipe_server(Path(env["PBM_HOME"]), regular.parent / "pbm", env)
+        pipes[name] = ([str(regular), str(workdir / "mail_handler.py")], env, workdir)
     # What any mail costs with the design card's libraries and no pbm code (the floor).
     floor = workdir / "floor"
     floor.mkdir(exist_ok=True)
@@ -253,6 +279,7 @@ def per_message_cost(workdir: Path, runs: int, base: Path | None = None):
         floor,
     )
     times = {name: [] for name in pipes}
+    server_cpu = {name: _cpu_seconds(process.pid) for name, process in servers.items()}
     bare = []
     for ply, move in enumerate(script, start=1):
         userid = "white" if ply % 2 else "black"
@@ -268,6 +295,10 @@ def per_message_cost(workdir: Path, runs: int, base: Path | None = None):
                 start = time.perf_counter()
                 subprocess.run([sys.executable, "-c", "pass"], check=True)
                 bare.append(time.perf_counter() - start)
+    for name, process in servers.items():
+        server_cpu[name] = (_cpu_seconds(process.pid) - server_cpu[name]) / len(script)
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=120) == 0
     for home in workdir.glob("pipe*"):
         if home.name.startswith("pipe-base"):
             moved = base_pbm(base, home, GAME, "show", "101")
@@ -281,13 +312,16 @@ def per_message_cost(workdir: Path, runs: int, base: Path | None = None):
         if name.startswith("floor"):
             shown = f"{name} (bench/pipe_floor.py)"
         else:
-            shown = "mail_handler.py, " + (name if name.endswith("by reply") else f"{name} install")
+            plain = name.endswith("by reply") or name in servers
+            shown = "mail_handler.py, " + (name if plain else f"{name} install")
         report(
             f"move mail through {shown} (median of {len(measured)})",
             f"{h:.1f} ms",
             f"python -c pass {b:.1f} ms",
             f"{h / b:.1f}x (median of the paired ratios {paired:.1f}x)",
         )
+        if name in servers:
+            report(f"   pbm serve's CPU for each ({name})", f"{server_cpu[name] * 1000:.1f} ms")
     return statistics.median(times["editable"]) * 1000
 
 
