@@ -201,10 +201,11 @@ def regular_install(workdir: Path) -> Path | None:
 
 
 def per_message_cost(workdir: Path, runs: int, base: Path | None = None):
-    """Each ply: the mail through the editable install's mail_handler.py, `python -c pass`,
-    and the same mail through a regular install's (each install with its own home), so
-    that all three see the same load; with `base`, through that checkout's too (the
-    code before a change, run by this venv)."""
+    """Each ply: the mail through the editable install's mail_handler.py and through a
+    regular install's (each install with its own home), each followed by `python -c pass`
+    of its own venv, so that all see the same load; by reply and handed to a running `pbm
+    serve` too; with `base`, through that checkout's (the code before a change, run by
+    this venv)."""
     script = move_script(runs)
     for checkout in [ROOT] + ([base] if base else []):
         subprocess.run(
@@ -278,9 +279,24 @@ def per_message_cost(workdir: Path, runs: int, base: Path | None = None):
         env_for(floor),
         floor,
     )
+    if regular is not None:  # the same libraries, started without the editable finder
+        env = env_for(floor)
+        env.pop("PYTHONPATH")
+        for way, extra in (("by password", []), ("by reply", ["--by-reply"])):
+            pipes[f"regular venv floor: the libraries alone, {way}"] = (
+                [str(regular), floor_script, str(floor), *extra],
+                env,
+                floor,
+            )
     times = {name: [] for name in pipes}
     server_cpu = {name: _cpu_seconds(process.pid) for name, process in servers.items()}
-    bare = []
+    # Each pipe beside a bare start of its own interpreter: the editable venv's start
+    # loads its install's finder (pathlib, re, importlib.util: about 25 ms here), a
+    # regular venv's does not.
+    interpreters = {"editable": sys.executable}
+    if regular is not None:
+        interpreters["regular"] = str(regular)
+    bare = {name: [] for name in interpreters}
     for ply, move in enumerate(script, start=1):
         userid = "white" if ply % 2 else "black"
         subject = f"{GAME} move 101 {userid} secret {move}#{ply}"
@@ -291,10 +307,10 @@ def per_message_cost(workdir: Path, runs: int, base: Path | None = None):
             start = time.perf_counter()
             subprocess.run(command, input=raw, env=env, check=True, cwd=cwd)
             times[name].append(time.perf_counter() - start)
-            if name == "editable":
+            if name in interpreters:
                 start = time.perf_counter()
-                subprocess.run([sys.executable, "-c", "pass"], check=True)
-                bare.append(time.perf_counter() - start)
+                subprocess.run([interpreters[name], "-c", "pass"], check=True)
+                bare[name].append(time.perf_counter() - start)
     for name, process in servers.items():
         server_cpu[name] = (_cpu_seconds(process.pid) - server_cpu[name]) / len(script)
         process.send_signal(signal.SIGTERM)
@@ -305,11 +321,12 @@ def per_message_cost(workdir: Path, runs: int, base: Path | None = None):
         else:
             moved = pbm(home, GAME, "show", "101").output
         assert f"): {script[-1]}" in moved.split("\n\n\n")[0], f"moves not played in {home}"
-    b = statistics.median(bare) * 1000
     for name, measured in times.items():
+        venv = "regular" if name.startswith("regular") else "editable"
+        b = statistics.median(bare[venv]) * 1000
         h = statistics.median(measured) * 1000
-        paired = statistics.median(t / r for t, r in zip(measured, bare))
-        if name.startswith("floor"):
+        paired = statistics.median(t / r for t, r in zip(measured, bare[venv]))
+        if "floor" in name:
             shown = f"{name} (bench/pipe_floor.py)"
         else:
             plain = name.endswith("by reply") or name in servers
@@ -317,7 +334,7 @@ def per_message_cost(workdir: Path, runs: int, base: Path | None = None):
         report(
             f"move mail through {shown} (median of {len(measured)})",
             f"{h:.1f} ms",
-            f"python -c pass {b:.1f} ms",
+            f"python -c pass of the {venv} venv {b:.1f} ms",
             f"{h / b:.1f}x (median of the paired ratios {paired:.1f}x)",
         )
         if name in servers:
