@@ -2,6 +2,9 @@
 mail_handler.py (the script the README points an MTA at), and its inbox to read the answers."""
 
 import functools
+import json
+import subprocess
+import sys
 from concurrent.futures import ThreadPoolExecutor
 
 from pbm.testing import mail
@@ -24,4 +27,37 @@ def pipe_at_once(env, mails, workers: int) -> None:
     ]
 
 
-__all__ = ["MAIL_HANDLER", "command_mail", "inbox", "pipe", "pipe_at_once", "send"]
+WITH_MODULES = """
+import atexit, json, runpy, sys
+atexit.register(lambda: print("modules:", json.dumps(sorted(sys.modules)), file=sys.stderr))
+sys.argv = ["mail_handler.py"]
+runpy.run_path("mail_handler.py", run_name="__main__")
+"""
+
+
+def modules_loaded_by(env, raw: bytes) -> list[str]:
+    """The modules mail_handler.py loaded while it handled the mail."""
+    result = subprocess.run(
+        [sys.executable, "-c", WITH_MODULES],
+        input=raw,
+        env=env,
+        cwd=ROOT,
+        capture_output=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr.decode()
+    (listing,) = [
+        line for line in result.stderr.decode().splitlines() if line.startswith("modules: ")
+    ]
+    return json.loads(listing.removeprefix("modules: "))
+
+
+__all__ = [
+    "MAIL_HANDLER",
+    "command_mail",
+    "inbox",
+    "modules_loaded_by",
+    "pipe",
+    "pipe_at_once",
+    "send",
+]

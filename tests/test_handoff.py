@@ -4,12 +4,9 @@ mail the server cannot take now, or a server gone mid-mail, is left to the MTA t
 Real RFC 822 mail through mail_handler.py, a real `pbm serve`."""
 
 import os
-import re
 import signal
 import socket
 import stat
-import subprocess
-import sys
 import threading
 
 import pytest
@@ -19,8 +16,8 @@ from hypothesis import strategies as st
 from pbm.handoff import ENVELOPE_VARIABLES, SOCKET_NAME, read_environment
 from pbm.homelock import no_mail_handled
 from pbm.testing.mail import command_mail
-from tests.conftest import ROOT, start_serve
-from tests.mailpipe import MAIL_HANDLER, inbox, pipe
+from tests.conftest import start_serve
+from tests.mailpipe import inbox, modules_loaded_by, pipe
 from tests.replying import reply_mail
 
 
@@ -34,29 +31,15 @@ def served(project_env, challenged_home):
     assert not (challenged_home / SOCKET_NAME).exists()
 
 
-def loaded_modules(importtime: bytes) -> set[str]:
-    """The modules a process imported, from its `-X importtime` lines."""
-    return set(re.findall(r"^import time:.*\|\s+(\S+)$", importtime.decode(), re.MULTILINE))
-
-
 def test_the_pipe_hands_its_move_to_serve_and_loads_nothing_of_pbm(served):
     home, env = served
     assert stat.S_IMODE((home / SOCKET_NAME).stat().st_mode) == 0o600
     seen = set()
     inbox(home, seen)
     raw = command_mail("alice@example.org", "knightpanic move 101 alice secret c1-e5", "by hand")
-    done = subprocess.run(
-        [sys.executable, "-X", "importtime", str(MAIL_HANDLER)],
-        input=raw,
-        env={**env, "SENDER": "alice@example.org"},
-        cwd=ROOT,
-        capture_output=True,
-        timeout=120,
-    )
-    assert done.returncode == 0, done.stderr[-2000:]
-    modules = loaded_modules(done.stderr)
+    modules = modules_loaded_by({**env, "SENDER": "alice@example.org"}, raw)
     assert "socket" in modules
-    assert not {m for m in modules if m == "pbm" or m.startswith(("pbm.", "argon2", "jinja2"))}
+    assert not [m for m in modules if m == "pbm" or m.startswith(("pbm.", "argon2", "jinja2"))]
     answers = inbox(home, seen)
     assert sorted(answers) == ["alice@example.org", "bob@example.org"]
     assert "alice writes:\nby hand" in answers["bob@example.org"][0].get_content()

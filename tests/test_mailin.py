@@ -2,7 +2,6 @@
 
 import email
 import email.policy
-import json
 import re
 import sqlite3
 import subprocess
@@ -15,7 +14,7 @@ from pbm.cli import cli
 from pbm.htmltext import html_to_text
 from pbm.ownwords import own_lines
 from tests.conftest import ROOT
-from tests.mailpipe import command_mail, pipe
+from tests.mailpipe import command_mail, modules_loaded_by, pipe
 from tests.replying import reply_mail
 
 FIXTURES = ROOT / "tests" / "mail"
@@ -259,14 +258,6 @@ def test_each_header_is_parsed_once_and_read_as_policy_default_reads_it():
 
 
 # Runs mail_handler.py as the MTA does and says, as it exits, which modules it loaded.
-WITH_MODULES = """
-import atexit, json, runpy, sys
-atexit.register(lambda: print("modules:", json.dumps(sorted(sys.modules)), file=sys.stderr))
-sys.argv = ["mail_handler.py"]
-runpy.run_path("mail_handler.py", run_name="__main__")
-"""
-
-
 def test_a_move_mail_imports_no_robot_picture_or_web_code(project_env, challenged_home):
     """The pipe's start-up is paid per mail (docs/performance.md): a move for players who
     take text mail loads neither the robots and their search knowledge, nor the pictures
@@ -302,20 +293,3 @@ def test_a_move_mail_imports_no_robot_picture_or_web_code(project_env, challenge
     assert "games.knightpanic.engine" in loaded
     assert [m for m in loaded if m.startswith(unwanted + ("argon2",))] == []
     assert "g7-e3" in str(box.fresh()[0].get_body(("plain",)).get_content())
-
-
-def modules_loaded_by(env, mail: bytes) -> list[str]:
-    """The modules mail_handler.py loaded while it handled the mail."""
-    result = subprocess.run(
-        [sys.executable, "-c", WITH_MODULES],
-        input=mail,
-        env=env,
-        cwd=ROOT,
-        capture_output=True,
-        timeout=120,
-    )
-    assert result.returncode == 0, result.stderr.decode()
-    (listing,) = [
-        line for line in result.stderr.decode().splitlines() if line.startswith("modules: ")
-    ]
-    return json.loads(listing.removeprefix("modules: "))
