@@ -3,8 +3,8 @@
 1. One `move` mail through mail_handler.py in a fresh process, next to `python -c pass`:
    the editable install of `make` and a regular `pip install .` into a temporary venv;
    by password and by reply; handled in that process, and handed to a running `pbm serve`
-   of the home (pbm/handoff.py, with the server's CPU for each). Then CPU per accepted move on `pbm serve`'s writer path (bench/cpu_per_move.py) and the
-   top of its profile.
+   of the home (pbm/handoff.py, with the server's CPU for each). Then CPU per accepted
+   move on `pbm serve`'s writer path (bench/cpu_per_move.py) and the top of its profile.
 2. `pbm serve` throughput of `move` mails sent over SMTP by another process, with 1 and
    with 16 clients, next to the raw rate of single SQLite commits on the same disk and to
    what the writer's CPU a move allows; the syncs a move (strace, in a run of its own: a
@@ -147,10 +147,9 @@ def pipe_home(path: Path, checkout: Path | None = None) -> Path:
     return home
 
 
-def start_pipe_server(home: Path, pbm_command: Path = PBM, env=None) -> subprocess.Popen:
+def start_pipe_server(home: Path, pbm_command: Path, env: dict) -> subprocess.Popen:
     """`pbm serve` for a pipe home, once it listens (its handoff socket is open then)."""
     command = [str(pbm_command), "--home", str(home), "serve", "--port", str(_free_port())]
-    env = env or env_for(home)
     process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, cwd=home)
     assert b"listening" in process.stdout.readline()
     time.sleep(0.5)  # the first outbox flush runs as the listener starts
@@ -252,18 +251,19 @@ def per_message_cost(workdir: Path, runs: int, base: Path | None = None):
         )
     # The same moves handed to a running `pbm serve` of the home (pbm/handoff.py): the pipe
     # loads no pbm, and the server's CPU for them is counted apart.
-    servers = {}
+    to_serve = {}  # name: (home, the pbm command, its environment)
     for name in ("editable, handed to pbm serve, by password", "handed to pbm serve, by reply"):
         home = pipe_home(workdir / ("pipe-serve-reply" if "reply" in name else "pipe-serve"))
         if "reply" in name:
             reply_homes[name] = home
-        servers[name] = start_pipe_server(home)
+        to_serve[name] = (home, PBM, env_for(home))
         pipes[name] = ([sys.executable, str(ROOT / "mail_handler.py")], env_for(home), ROOT)
     if regular is not None:
         name = "regular install, handed to pbm serve, by password"
-        env = env_for(pipe_home(workdir / "pipe-serve-regular"))
+        home = pipe_home(workdir / "pipe-serve-regular")
+        env = env_for(home)
         env.pop("PYTHONPATH")  # the installed package, not the checkout
-        servers[name] = start_pipe_server(Path(env["PBM_HOME"]), regular.parent / "pbm", env)
+        to_serve[name] = (home, regular.parent / "pbm", env)
         pipes[name] = ([str(regular), str(workdir / "mail_handler.py")], env, workdir)
     # What any mail costs with the design card's libraries and no pbm code (the floor).
     floor = workdir / "floor"
@@ -289,7 +289,6 @@ def per_message_cost(workdir: Path, runs: int, base: Path | None = None):
                 floor,
             )
     times = {name: [] for name in pipes}
-    server_cpu = {name: _cpu_seconds(process.pid) for name, process in servers.items()}
     # Each pipe beside a bare start of its own interpreter: the editable venv's start
     # loads its install's finder (pathlib, re, importlib.util: about 25 ms here), a
     # regular venv's does not.
@@ -297,24 +296,32 @@ def per_message_cost(workdir: Path, runs: int, base: Path | None = None):
     if regular is not None:
         interpreters["regular"] = str(regular)
     bare = {name: [] for name in interpreters}
-    for ply, move in enumerate(script, start=1):
-        userid = "white" if ply % 2 else "black"
-        subject = f"{GAME} move 101 {userid} secret {move}#{ply}"
-        for name, (command, env, cwd) in pipes.items():
-            raw = mail(f"{userid}@bench.example", subject, f"{name}-{ply}").as_bytes()
-            if name in reply_homes:
-                raw, env = reply_to_board_mail(reply_homes[name], userid, move, ply, env)
-            start = time.perf_counter()
-            subprocess.run(command, input=raw, env=env, check=True, cwd=cwd)
-            times[name].append(time.perf_counter() - start)
-            if name in interpreters:
+    servers, server_cpu = {}, {}
+    try:  # every server is stopped, whatever fails
+        for name, (home, command, env) in to_serve.items():
+            servers[name] = start_pipe_server(home, command, env)
+            server_cpu[name] = _cpu_seconds(servers[name].pid)
+        for ply, move in enumerate(script, start=1):
+            userid = "white" if ply % 2 else "black"
+            subject = f"{GAME} move 101 {userid} secret {move}#{ply}"
+            for name, (command, env, cwd) in pipes.items():
+                raw = mail(f"{userid}@bench.example", subject, f"{name}-{ply}").as_bytes()
+                if name in reply_homes:
+                    raw, env = reply_to_board_mail(reply_homes[name], userid, move, ply, env)
                 start = time.perf_counter()
-                subprocess.run([interpreters[name], "-c", "pass"], check=True)
-                bare[name].append(time.perf_counter() - start)
-    for name, process in servers.items():
-        server_cpu[name] = (_cpu_seconds(process.pid) - server_cpu[name]) / len(script)
-        process.send_signal(signal.SIGTERM)
-        assert process.wait(timeout=120) == 0
+                subprocess.run(command, input=raw, env=env, check=True, cwd=cwd)
+                times[name].append(time.perf_counter() - start)
+                if name in interpreters:
+                    start = time.perf_counter()
+                    subprocess.run([interpreters[name], "-c", "pass"], check=True)
+                    bare[name].append(time.perf_counter() - start)
+        for name, process in servers.items():
+            server_cpu[name] = (_cpu_seconds(process.pid) - server_cpu[name]) / len(script)
+    finally:
+        for process in servers.values():
+            process.send_signal(signal.SIGTERM)
+            process.wait(timeout=120)
+    assert all(process.returncode == 0 for process in servers.values())
     for home in workdir.glob("pipe*"):
         if home.name.startswith("pipe-base"):
             moved = base_pbm(base, home, GAME, "show", "101")
