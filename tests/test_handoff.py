@@ -10,13 +10,15 @@ import stat
 import threading
 
 import pytest
+from click.testing import CliRunner
 from hypothesis import given
 from hypothesis import strategies as st
 
+from pbm.cli import cli
 from pbm.handoff import ENVELOPE_VARIABLES, SOCKET_NAME, read_environment
 from pbm.homelock import no_mail_handled
 from pbm.testing.mail import command_mail
-from tests.conftest import start_serve
+from tests.conftest import GENEROUS_LIMITS, start_serve
 from tests.mailpipe import inbox, modules_loaded_by, pipe
 from tests.replying import reply_mail
 
@@ -159,3 +161,28 @@ def test_a_frame_that_is_not_one_is_refused(frame):
 
     with pytest.raises(ValueError):
         read_environment(io.BytesIO(frame))
+
+
+def test_a_home_too_deep_for_a_unix_socket_gets_no_handoff_and_the_log_says_so(
+    project_env, tmp_path
+):
+    """AF_UNIX takes at most 107 bytes of path: pbm serve still serves SMTP, opens no
+    socket, says why in its log, and the pipe handles its mail itself."""
+    home = tmp_path / ("deep" * 20) / "home"
+    assert len(os.fsencode(home / SOCKET_NAME)) > 107
+    runner = CliRunner()
+    assert runner.invoke(cli, ["--home", str(home), "init"]).exit_code == 0
+    (home / "pbm.ini").write_text(GENEROUS_LIMITS)
+    env = {**project_env, "PBM_HOME": str(home)}
+    process, _ = start_serve(env, home)
+    try:
+        assert not (home / SOCKET_NAME).exists()
+        raw = command_mail("alice@example.org", "help")
+        done = pipe(env, raw, "alice@example.org")
+        assert done.returncode == 0, done.stderr
+        assert list(inbox(home, set())) == ["alice@example.org"]
+    finally:
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=60) == 0
+    log = (home / "log" / "pbm.log").read_text()
+    assert "no handoff from mail_handler.py" in log and "too long for a Unix socket" in log
