@@ -326,9 +326,10 @@ def send_answer(server, request, mail: Mail, result: Result):
     else:
         per_hour = config.number("limits.answers_per_address_per_hour")
         per_day = config.number("limits.answers_per_address_per_day")
-    sent = store.limits.rate_events("answer", address, stamp(moment - DAY), newest=per_day)
-    hour_ago = stamp(moment - HOUR)
-    if len(sent) >= per_day or sum(1 for at in sent if at >= hour_ago) >= per_hour:
+    reached = store.limits.limit_reached_at
+    if reached("answer", address, stamp(moment - DAY), per_day) or reached(
+        "answer", address, stamp(moment - HOUR), per_hour
+    ):
         log.warning("answer cap: %s answer to %s not sent", mail.kind, address)
         store.limits.add_rate_event("answer_withheld", address, stamp(moment))
         return

@@ -152,7 +152,7 @@ class Context(Correspondence):
         failures = self.store.limits.auth_failures_of_user(userid, stamp(self.now - HOUR))
         if len(failures) <= limit or self.store.users.password_hash(userid) is None:
             return
-        if self.store.limits.rate_events("lock_notice", userid, stamp(self.now - DAY), newest=1):
+        if self.store.limits.limit_reached_at("lock_notice", userid, stamp(self.now - DAY), 1):
             return
         self.store.limits.add_rate_event("lock_notice", userid, stamp(self.now))
         again = show_time(parse_stamp(failures[-limit - 1]) + HOUR)
@@ -392,7 +392,7 @@ class Context(Correspondence):
 
     def first_notice_this_hour(self, kind: str) -> bool:
         """True, and recorded, when the origin got no notice of this kind in the last hour."""
-        if self.store.limits.rate_events(kind, self.sender_key, stamp(self.now - HOUR), newest=1):
+        if self.store.limits.limit_reached_at(kind, self.sender_key, stamp(self.now - HOUR), 1):
             return False
         self.store.limits.add_rate_event(kind, self.sender_key, stamp(self.now))
         return True
@@ -402,11 +402,11 @@ class Context(Correspondence):
         if not self.sender_key:
             return
         limit = self.config.number(f"limits.{limit_key}")
-        recent = self.store.limits.rate_events(
-            kind, self.sender_key, stamp(self.now - DAY), newest=limit
+        reached = self.store.limits.limit_reached_at(
+            kind, self.sender_key, stamp(self.now - DAY), limit
         )
-        if len(recent) >= limit:
-            again = show_time(parse_stamp(recent[-limit]) + DAY)
+        if reached is not None:
+            again = show_time(parse_stamp(reached) + DAY)
             self.abort(f"Too many {what} from {self.sender_key} today; try again after {again}")
         self.store.limits.add_rate_event(kind, self.sender_key, stamp(self.now))
 

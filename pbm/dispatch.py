@@ -357,13 +357,13 @@ class Server:
         if ctx.request.operator or ctx.request.stranger or not sender:
             return False
         limit = self.config.number("limits.commands_per_hour")
-        recent = self.store.limits.rate_events(
-            "command", sender, stamp(ctx.now - HOUR), newest=limit
+        reached = self.store.limits.limit_reached_at(
+            "command", sender, stamp(ctx.now - HOUR), limit
         )
-        if len(recent) < limit:
+        if reached is None:
             self.store.limits.add_rate_event("command", sender, stamp(ctx.now))
             return False
-        again = show_time(parse_stamp(recent[-limit]) + HOUR)
+        again = show_time(parse_stamp(reached) + HOUR)
         ctx.answer_error(
             f"Too many requests from {sender}; try again after {again}. Nothing in this mail "
             "was done: send it again after that time."
@@ -445,8 +445,7 @@ class Server:
         for address in mail.to:
             key = address.lower()
             if not self.store.limits.address_proven(mail.userid, key):
-                sent = self.store.limits.rate_events("unconfirmed_mail", key, since, newest=limit)
-                if len(sent) >= limit:
+                if self.store.limits.limit_reached_at("unconfirmed_mail", key, since, limit):
                     log.warning("unconfirmed address cap: %s mail to %s held back", mail.kind, key)
                     self.store.limits.hold_mail(mail.userid, key, mail.kind, at)
                     continue

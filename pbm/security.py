@@ -160,8 +160,7 @@ def password_check_needed(store, config, request, userid: str | None) -> bool:
         return True
     moment = now()
     limit = config.number("limits.commands_per_hour")
-    recent = store.limits.rate_events("command", sender, stamp(moment - HOUR), newest=limit)
-    if len(recent) >= limit:
+    if store.limits.limit_reached_at("command", sender, stamp(moment - HOUR), limit):
         return False
     return userid is None or login_lock(store, config, userid.lower(), sender, moment) is None
 

@@ -124,8 +124,8 @@ def test_nobody_can_be_flooded_with_boards(harness):
 
 def test_a_lowered_limit_counts_from_the_newest_events(harness, clock):
     """A sender with more commands in the hour than a limit now allows (it was lowered) is
-    told when the limit lifts by the newest of them: the read takes only as many as the
-    limit counts (issue 31)."""
+    told when the limit lifts by the newest of them: the read hands back only the oldest of
+    the `limit` newest, whatever the limit (issue 31)."""
     harness.configure("[limits]\ncommands_per_hour = 10\n")
     for minute in ("00", "05", "10", "15", "20"):
         clock(f"2026-04-01T10:{minute}:00")
@@ -138,9 +138,12 @@ def test_a_lowered_limit_counts_from_the_newest_events(harness, clock):
     )
     store = Store.open(harness.config.db_path)
     try:
-        recent = store.limits.rate_events(
-            "command", "busy@example.org", "2026-04-01T09:30:00Z", newest=2
-        )
+        reached = store.limits.limit_reached_at
+        since = "2026-04-01T09:30:00Z"
+        assert reached("command", "busy@example.org", since, 2) == "2026-04-01T10:15:00Z"
+        assert reached("command", "busy@example.org", since, 5) == "2026-04-01T10:00:00Z"
+        assert reached("command", "busy@example.org", since, 6) is None
+        assert reached("command", "busy@example.org", "2026-04-01T10:12:00Z", 3) is None
+        assert reached("command", "busy@example.org", since, 0) == since
     finally:
         store.close()
-    assert recent == ["2026-04-01T10:15:00Z", "2026-04-01T10:20:00Z"]

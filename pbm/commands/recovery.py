@@ -73,16 +73,15 @@ def _account_may_get_code(ctx, userid) -> bool:
     other addresses than the account's own, at most reset_mails_per_account_per_day a day:
     a stranger cannot use up the mails the owner asks for."""
     window = timedelta(minutes=ctx.config.number("limits.reset_mail_window_minutes"))
-    if ctx.store.limits.rate_events("reset_mail", userid, stamp(ctx.now - window), newest=1):
+    if ctx.store.limits.limit_reached_at("reset_mail", userid, stamp(ctx.now - window), 1):
         return False
     if len(ctx.store.users.reset_codes(userid, stamp(ctx.now))) >= MAX_PENDING_CODES:
         return False
     if not ctx.store.users.has_address(userid, ctx.request.sender):
         limit = ctx.config.number("limits.reset_mails_per_account_per_day")
-        asked = ctx.store.limits.rate_events(
-            "reset_mail_asked_elsewhere", userid, stamp(ctx.now - DAY), newest=limit
-        )
-        if len(asked) >= limit:
+        if ctx.store.limits.limit_reached_at(
+            "reset_mail_asked_elsewhere", userid, stamp(ctx.now - DAY), limit
+        ):
             return False
         ctx.store.limits.add_rate_event("reset_mail_asked_elsewhere", userid, stamp(ctx.now))
     ctx.store.limits.add_rate_event("reset_mail", userid, stamp(ctx.now))

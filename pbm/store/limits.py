@@ -21,16 +21,19 @@ class Limits(Repository):
             (kind, userid, since),
         )
 
-    def rate_events(self, kind: str, key: str, since: str, *, newest: int) -> list[str]:
-        """Times of a sender's `newest` latest events of one kind since `since`, oldest
-        first: a limit of N needs no more than N of them, however many a flood left."""
-        times = self._column(
+    def limit_reached_at(self, kind: str, key: str, since: str, limit: int) -> str | None:
+        """None while a sender has had fewer than `limit` events of one kind since `since`;
+        else the time of the oldest of its `limit` latest (the limit opens again a window
+        after it). SQLite steps over the newer ones in its index and hands back one row, so
+        the read costs the same whatever the limit and however many a flood left. A limit
+        below one is reached from the window's start."""
+        if limit < 1:
+            return since
+        return self._value(
             "SELECT at FROM rate_events WHERE kind = ? AND key = ? AND at >= ?"
-            " ORDER BY at DESC LIMIT ?",
-            (kind, key, since, newest),
+            " ORDER BY at DESC LIMIT 1 OFFSET ?",
+            (kind, key, since, limit - 1),
         )
-        times.reverse()
-        return times
 
     def add_rate_event(self, kind: str, key: str, at: str):
         self.conn.execute(
