@@ -7,7 +7,10 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from .private import make_folders, private_opener
+from .private import FILE_MODE, make_folders, private_opener
+
+# open(path, "wb") as os.open flags: one file of a group, written in one call, no buffer
+CREATE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC
 
 
 def write_maildir(config, name: str, message: bytes) -> None:
@@ -43,8 +46,9 @@ class MaildirBatch:
     present: list = field(default_factory=list)  # in new/ or cur/ before a crash: only marked
     failed: list = field(default_factory=list)  # (row, error)
 
-    def paths(self, config) -> list:
-        return [config.outbox_dir / "tmp" / maildir_name(row.id) for row in self.written]
+    def paths(self, config) -> list[str]:
+        tmp = os.path.join(config.outbox_dir, "tmp")
+        return [os.path.join(tmp, maildir_name(row.id)) for row in self.written]
 
     @property
     def delivered(self) -> list:
@@ -58,21 +62,37 @@ def stage_maildir(config, rows) -> MaildirBatch:
     it found it) is not written again if its file got into new/ or cur/ before the crash:
     the crash came between the rename and the sent mark, and a second file would be a
     second delivery."""
-    base = _maildir(config)
+    tmp = os.path.join(config.outbox_dir, "tmp")
     batch = MaildirBatch()
     for row in rows:
         name = maildir_name(row.id)
-        if row.status == "sending" and _in_maildir(base, name):
+        if row.status == "sending" and _in_maildir(config.outbox_dir, name):
             batch.present.append(row)
             continue
         try:
-            with open(base / "tmp" / name, "wb", opener=private_opener) as handle:
-                handle.write(row.message)
+            _create(config, os.path.join(tmp, name), row.message)
         except OSError as error:
             batch.failed.append((row, str(error)))
         else:
             batch.written.append(row)
     return batch
+
+
+def _create(config, path: str, message: bytes) -> None:
+    """A new 0600 file with the message, not synced. The folders are made when the first
+    file finds them missing (an outbox removed while `pbm serve` runs is made again),
+    not looked for before every file."""
+    try:
+        descriptor = os.open(path, CREATE_FLAGS, FILE_MODE)
+    except FileNotFoundError:
+        _maildir(config)
+        descriptor = os.open(path, CREATE_FLAGS, FILE_MODE)
+    try:
+        view = memoryview(message)
+        while view:
+            view = view[os.write(descriptor, view) :]
+    finally:
+        os.close(descriptor)
 
 
 def _in_maildir(base, name: str) -> bool:
@@ -85,12 +105,12 @@ def _in_maildir(base, name: str) -> bool:
 def publish_maildir(config, batch: MaildirBatch) -> None:
     """Rename the synced files into new/; one that cannot be renamed is written again
     later (its row is marked for retry by the caller, from batch.failed)."""
-    base = config.outbox_dir
+    tmp, new = (os.path.join(config.outbox_dir, sub) for sub in ("tmp", "new"))
     published = []
     for row in batch.written:
         name = maildir_name(row.id)
         try:
-            os.replace(base / "tmp" / name, base / "new" / name)
+            os.replace(os.path.join(tmp, name), os.path.join(new, name))
         except OSError as error:
             batch.failed.append((row, str(error)))
         else:
@@ -131,8 +151,7 @@ def sync_together(paths) -> None:
         os.sync()
         return
     done = set()
-    for path in paths:
-        folder = os.path.dirname(os.path.abspath(path))
+    for folder in dict.fromkeys(os.path.dirname(os.path.abspath(path)) for path in paths):
         device = os.stat(folder).st_dev
         if device in done:
             continue
@@ -141,7 +160,7 @@ def sync_together(paths) -> None:
         try:
             if syncfs(descriptor) != 0:
                 number = _errno()
-                raise OSError(number, f"syncfs: {os.strerror(number)}", str(path))
+                raise OSError(number, f"syncfs: {os.strerror(number)}", folder)
         finally:
             os.close(descriptor)
 

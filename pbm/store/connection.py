@@ -83,6 +83,7 @@ class Store:
         # False once Litestream's tables are seen: see leave_checkpoints_to_litestream().
         self.checkpoints = True
         self._db = None
+        self._path = None
         self._grouped = False
         self._writing = False
         # Told of every commit and every rollback (a savepoint's too): what keeps rows read
@@ -135,11 +136,12 @@ class Store:
 
     # -- transactions ------------------------------------------------------------
 
-    def commit_paths(self) -> list[Path]:
-        """The files a commit writes: the database and its write-ahead log."""
-        path = Path(self.conn.execute("PRAGMA database_list").fetchone()[2])
-        wal = path.with_name(path.name + "-wal")
-        return [path, wal] if wal.exists() else [path]
+    def commit_paths(self) -> list[str]:
+        """The files a commit writes: the database and its write-ahead log beside it (the
+        connection's file does not change, so it is asked for once)."""
+        if self._path is None:
+            self._path = self.conn.execute("PRAGMA database_list").fetchone()[2]
+        return [self._path, self._path + "-wal"]
 
     @property
     def in_transaction(self) -> bool:
