@@ -15,7 +15,6 @@ failing: pbm stops mailing it (Server.queue_mails) until a mail comes from it.
 """
 
 import base64
-import hashlib
 import hmac
 import logging
 import re
@@ -42,7 +41,7 @@ MAX_DETAIL_CHARS = 200
 
 def _mac(key: bytes, row_id: int, recipient: str) -> bytes:
     message = b"\0".join((KIND, str(row_id).encode(), recipient.lower().encode()))
-    return hmac.new(key, message, hashlib.sha256).digest()[:MAC_BYTES]
+    return hmac.digest(key, message, "sha256")[:MAC_BYTES]
 
 
 def bounce_id(key: bytes, row_id: int, recipient: str) -> str:

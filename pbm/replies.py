@@ -19,7 +19,6 @@ moves or votes, and no board token answers an invitation.
 """
 
 import base64
-import hashlib
 import hmac
 import re
 import secrets
@@ -100,7 +99,7 @@ def b32_text(data: bytes) -> str:
 
 def _mac(key: bytes, token_id: str, game: str, number: int, userid: str, move_number: int) -> str:
     message = "\0".join((token_id, game, str(number), userid, str(move_number))).encode()
-    return b32_text(hmac.new(key, message, hashlib.sha256).digest()[:MAC_BYTES])
+    return b32_text(hmac.digest(key, message, "sha256")[:MAC_BYTES])
 
 
 def new_token(key: bytes, game: str, number: int, userid: str, move_number: int):
@@ -111,7 +110,7 @@ def new_token(key: bytes, game: str, number: int, userid: str, move_number: int)
 
 def _reset_mac(key: bytes, token_id: str, userid: str) -> str:
     message = "\0".join((RESET_KIND, token_id, userid)).encode()
-    return b32_text(hmac.new(key, message, hashlib.sha256).digest()[:MAC_BYTES])
+    return b32_text(hmac.digest(key, message, "sha256")[:MAC_BYTES])
 
 
 def new_reset_token(key: bytes, userid: str):
@@ -126,7 +125,7 @@ def reset_mac_matches(key: bytes, parts: TokenParts, userid: str) -> bool:
 
 def _invitation_mac(key: bytes, token_id: str, game: str, number: int, userid: str) -> str:
     message = "\0".join((INVITATION_KIND, token_id, game, str(number), userid)).encode()
-    return b32_text(hmac.new(key, message, hashlib.sha256).digest()[:MAC_BYTES])
+    return b32_text(hmac.digest(key, message, "sha256")[:MAC_BYTES])
 
 
 def new_invitation_id() -> str:

@@ -1,6 +1,5 @@
 """Password hashing (argon2id) and masking of secrets in quoted mail."""
 
-import hashlib
 import hmac
 import secrets
 import threading
@@ -53,7 +52,7 @@ class PasswordCache:
 
     def _digest(self, userid, password, stored_hash) -> bytes:
         text = f"{userid}\0{stored_hash}\0{password}".encode("utf-8", "surrogatepass")
-        return hmac.new(self._key, text, hashlib.sha256).digest()
+        return hmac.digest(self._key, text, "sha256")
 
     def known(self, userid: str, password: str, stored_hash: str | None) -> bool:
         if stored_hash is None:

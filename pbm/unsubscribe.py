@@ -9,7 +9,6 @@ address `<local>+unsubscribe-<token>@<domain>`, which routes wherever the server
 does, and with `[web] base_url` an https address as well, `<base_url>/unsubscribe/<token>`,
 which `pbm web` takes as a one-click POST (RFC 8058)."""
 
-import hashlib
 import hmac
 import logging
 import re
@@ -27,7 +26,7 @@ STREAMS = ("nag", "digest", "subscription", "notify")
 
 def stream_token(key: bytes, userid: str, stream: str, game=None, number=None) -> str:
     message = "\0".join(("unsubscribe", userid, stream, game or "", str(number or "")))
-    return b32_text(hmac.new(key, message.encode(), hashlib.sha256).digest()[:TOKEN_BYTES])
+    return b32_text(hmac.digest(key, message.encode(), "sha256")[:TOKEN_BYTES])
 
 
 def list_headers(ctx, userid: str, stream: str, game=None, number=None) -> dict:
