@@ -6,6 +6,7 @@ import re
 import secrets
 import textwrap
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 
 # The free disk space a home needs: `pbm check` asks for it, a restore leaves it free.
@@ -241,7 +242,7 @@ class Config:
     def db_path(self) -> Path:
         return self.home / "pbm.db"
 
-    @property
+    @cached_property  # a move's mail files ask for it several times
     def outbox_dir(self) -> Path:
         return self.home / "outbox"
 
