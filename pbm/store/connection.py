@@ -82,6 +82,8 @@ class Store:
         self.conn = conn
         # False once Litestream's tables are seen: see leave_checkpoints_to_litestream().
         self.checkpoints = True
+        self._schema_seen = None  # PRAGMA schema_version when Litestream's tables were sought
+        self._group_checkpoints = False  # wal_autocheckpoint set for group commits
         self._db = None
         self._path = None
         self._grouped = False
@@ -182,8 +184,15 @@ class Store:
     def leave_checkpoints_to_litestream(self):
         """No automatic checkpoints once the database holds Litestream's tables: Litestream
         makes them in a database it replicates and checkpoints it itself, and a checkpoint
-        of pbm's beside its own damaged the replica (docs/reliability.md, promise 11)."""
-        if self.checkpoints and _has_litestream_tables(self.conn):
+        of pbm's beside its own damaged the replica (docs/reliability.md, promise 11).
+        Looked for again only when the schema has changed: asked before every group."""
+        if not self.checkpoints:
+            return
+        version = self.conn.execute("PRAGMA schema_version").fetchone()[0]
+        if version == self._schema_seen:
+            return
+        self._schema_seen = version
+        if _has_litestream_tables(self.conn):
             self.checkpoints = False
             self.conn.execute("PRAGMA wal_autocheckpoint=0")
 
@@ -197,8 +206,10 @@ class Store:
         pages of log (40 MB), not every 1,000, and none once Litestream has made its tables
         (see open(): `pbm serve` may have opened the database before Litestream first ran)."""
         self.leave_checkpoints_to_litestream()
-        if self.checkpoints:
+        if self.checkpoints and not self._group_checkpoints:
+            # a setting of the connection, which nothing else changes: set once
             self.conn.execute(f"PRAGMA wal_autocheckpoint={GROUP_CHECKPOINT_PAGES}")
+            self._group_checkpoints = True
         self.conn.execute("PRAGMA synchronous=NORMAL")
         try:
             self.conn.execute("BEGIN IMMEDIATE")
