@@ -37,16 +37,15 @@ class Robots(Repository):
     def remove(self, userid: str):
         self.conn.execute("DELETE FROM robots WHERE userid = ?", (userid,))
 
+    def any(self) -> bool:
+        return self._value("SELECT 1 FROM robots LIMIT 1") is not None
+
     def is_robot(self, userid: str) -> bool:
         return self._value("SELECT 1 FROM robots WHERE userid = ?", (userid,)) is not None
 
     def boards(self) -> list[tuple[RobotRecord, BoardRecord]]:
         """Every running board of a robot's game where a robot holds a seat, once per robot:
-        the boards where a robot may be on move or asked to vote. Asked after every commit
-        of `pbm serve`: a server with no robot is told so by the robots table alone, since
-        the join reads every running board."""
-        if self._value("SELECT 1 FROM robots LIMIT 1") is None:
-            return []
+        the boards where a robot may be on move or asked to vote."""
         pairs = self.conn.execute(
             "SELECT DISTINCT robots.userid, boards.id FROM robots "
             "JOIN seats ON seats.userid = robots.userid "
