@@ -108,7 +108,10 @@ class ContractEngine(Engine):
 
 
 E = TypeVar("E", bound=Engine)
-STATES_KEPT = 16  # a server move asks about two or three states, a playout about one a ply
+# A server move asks about two or three states, a playout about one a ply; a server whose
+# moves come on many boards in turn asks about each board's again only after the others'
+# moves, so as many are kept as the server keeps boards (pbm/boardcache.py).
+STATES_KEPT = 256
 # Version 2 writes no back-references, which depend on reference counts: the same value
 # gives the same bytes whoever else holds its parts.
 MARSHAL_VERSION = 2
