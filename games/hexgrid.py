@@ -498,14 +498,12 @@ def _spread(letters: list[str], first: int, last: int) -> str:
 
 
 def _symbol_function(board: HexBoard, symbols: Symbols) -> Callable[[Cell], str]:
-    lookup = (lambda cell: symbols.get(cell, ".")) if isinstance(symbols, Mapping) else symbols
+    """Each cell's character, checked: a mapping's characters all at once (a board has a
+    handful of pieces and many cells, so a cell is then one look-up), a function's as it
+    gives them, each different one once."""
+    valid = {"."}
 
-    valid = set()  # a board has a handful of symbols and many cells: each checked once
-
-    def checked(cell: Cell) -> str:
-        text = lookup(cell)
-        if isinstance(text, str) and text in valid:
-            return text
+    def check(cell: Cell, text) -> None:
         if not (
             isinstance(text, str)
             and len(text) == 1
@@ -518,6 +516,18 @@ def _symbol_function(board: HexBoard, symbols: Symbols) -> Callable[[Cell], str]
                 f"other than a blank, not {text!r}"
             )
         valid.add(text)
+
+    if isinstance(symbols, Mapping):
+        for cell, text in symbols.items():
+            if not (isinstance(text, str) and text in valid) and cell in board:
+                check(cell, text)
+        get = symbols.get
+        return lambda cell: get(cell, ".")
+
+    def checked(cell: Cell) -> str:
+        text = symbols(cell)
+        if not (isinstance(text, str) and text in valid):
+            check(cell, text)
         return text
 
     return checked

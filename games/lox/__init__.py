@@ -317,15 +317,19 @@ class Lox(BaseGame):
 
     def picture(self, state, show_control: bool) -> str:
         board = self.board(state)
-
-        def symbol(cell):
-            seat = self.owner(state, cell)
-            if seat is not None:
-                return STONES[seat]
-            holder = self.controller(state, cell) if show_control else None
-            return EMPTY if holder is None else CONTROL_MARKS[holder]
-
-        return board.draw(symbol, marks=self.last_cell(state))
+        # A state's rows hold each cell's character already (EMPTY or a seat's STONES).
+        symbols = {
+            (q, r): content
+            for r, row in enumerate(state["board"])
+            for q, content in enumerate(row)
+            if content != EMPTY
+        }
+        if show_control:
+            for cell in board.cells:
+                holder = None if cell in symbols else self.controller(state, cell)
+                if holder is not None:
+                    symbols[cell] = CONTROL_MARKS[holder]
+        return board.draw(symbols, marks=self.last_cell(state))
 
     def last_cell(self, state) -> list[Cell]:
         if state["last"] is None or state["last"][1] == "pass":
