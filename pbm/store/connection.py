@@ -85,7 +85,7 @@ class Store:
         self._schema_seen = None  # PRAGMA schema_version when Litestream's tables were sought
         self._group_checkpoints = False  # wal_autocheckpoint set for group commits
         self._db = None
-        self._path = None
+        self._path: str | None = None
         self._grouped = False
         self._writing = False
         # Told of every commit and every rollback (a savepoint's too): what keeps rows read
@@ -141,9 +141,10 @@ class Store:
     def commit_paths(self) -> list[str]:
         """The files a commit writes: the database and its write-ahead log beside it (the
         connection's file does not change, so it is asked for once)."""
-        if self._path is None:
-            self._path = self.conn.execute("PRAGMA database_list").fetchone()[2]
-        return [self._path, self._path + "-wal"]
+        path = self._path
+        if path is None:
+            path = self._path = self.conn.execute("PRAGMA database_list").fetchone()[2]
+        return [path, path + "-wal"]
 
     @property
     def in_transaction(self) -> bool:
