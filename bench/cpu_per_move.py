@@ -6,9 +6,16 @@ DirectServer), only called inline instead of on its threads so that one process_
 cProfile see all of it. Text-only mail, Maildir delivery, as `make bench` section 2 uses.
 
     python bench/cpu_per_move.py [--moves N] [--profile] [--root CHECKOUT]
+    python bench/cpu_per_move.py --batch N [--moves TOTAL] [--root CHECKOUT]
 
 prints `cpu_ms_per_move <figure>` (and with --profile the top of the profile). --root runs
 another checkout's code (the base commit, for a before/after from the same run).
+
+With --batch the moves are played N at a time, one batch for each line read on standard
+input, and each batch's CPU per move printed: bench.py keeps two such processes (this
+checkout and the base) and asks them in turn, so that both are measured within the same
+fraction of a second over and over, and a shared machine whose speed changes from one
+second to the next slows both alike.
 """
 
 import argparse
@@ -45,6 +52,7 @@ def main():
     parser.add_argument("--moves", type=int, default=200)
     parser.add_argument("--warmup", type=int, default=10)
     parser.add_argument("--profile", action="store_true")
+    parser.add_argument("--batch", type=int, default=0)
     parser.add_argument("--top", type=int, default=25)
     parser.add_argument("--root", default=str(Path(__file__).resolve().parent.parent))
     args = parser.parse_args()
@@ -71,17 +79,30 @@ def main():
 
     with tempfile.TemporaryDirectory(prefix="pbm-cpu-") as tmp:
         home = helpers.init_home(Path(tmp) / "home")
-        for userid in ("white", "black"):
-            helpers.pbm(home, "signup", userid, "secret", f"{userid}@bench.example")
-        total = args.warmup + args.moves
-        boards = -(-total // PLIES_PER_BOARD)
-        for _ in range(boards):
-            helpers.pbm(home, helpers.GAME, "challenge", "white", "black", f"-size={helpers.SIZE}")
+        # The first moves pay argon2 once per player and fill the template caches.
+        boards = -(-args.moves // (PLIES_PER_BOARD - 2))
+        warmup = max(args.warmup, 2 * boards)
+        total = warmup + args.moves
+        # Two players of their own on each board, as on a server with many players: a
+        # player's reads (their rate limit's among them) then grow with their own moves only.
+        for board in range(boards):
+            for colour in ("white", "black"):
+                userid = f"{colour}{board}"
+                helpers.pbm(home, "signup", userid, "secret", f"{userid}@bench.example")
+            helpers.pbm(
+                home,
+                helpers.GAME,
+                "challenge",
+                f"white{board}",
+                f"black{board}",
+                f"-size={helpers.SIZE}",
+            )
         script = helpers.move_script(-(-total // boards))
         mails = []
         for ply, move in enumerate(script, start=1):
-            userid = "white" if ply % 2 else "black"
+            colour = "white" if ply % 2 else "black"
             for board in range(boards):
+                userid = f"{colour}{board}"
                 message = helpers.mail(
                     f"{userid}@bench.example",
                     f"{helpers.GAME} move {101 + board} {userid} secret {move}#{ply}",
@@ -97,9 +118,20 @@ def main():
                 outcome = process_message(raw, len(raw), sender, pipeline=service, config=config)
                 assert outcome.consumed and outcome.result.ok, outcome
 
-        # The first moves pay argon2 once per player and fill the template caches.
-        play(mails[: args.warmup])
-        measured = mails[args.warmup :]
+        play(mails[:warmup])
+        measured = mails[warmup:]
+        if args.batch:
+            print("ready", flush=True)
+            for start in range(0, len(measured), args.batch):
+                if not sys.stdin.readline():
+                    break
+                batch = measured[start : start + args.batch]
+                before = time.process_time()
+                play(batch)
+                print(f"{(time.process_time() - before) / len(batch) * 1000:.4f}", flush=True)
+            service._close_database()
+            service.close()
+            return
         # CPU time, as the figure: a wall-clock profile would be mostly the fsyncs.
         profiler = cProfile.Profile(time.process_time) if args.profile else None
         start_cpu, start_wall = time.process_time(), time.perf_counter()
