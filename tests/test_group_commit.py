@@ -10,8 +10,10 @@ the restarted server finishes what was committed."""
 import email
 import email.policy
 import os
+import shutil
 import signal
 import smtplib
+import stat
 import subprocess
 import sys
 import threading
@@ -146,6 +148,47 @@ def test_a_group_answers_each_command_as_alone_and_a_failure_loses_only_its_own_
         "dave@example.org",
     ]
     assert not list((harness.home / "outbox" / "tmp").iterdir())
+
+
+def test_a_group_wakes_the_robots_only_on_a_server_with_a_robot_account(harness):
+    """The robots' round reads on a connection of its own, which every commit makes
+    stale (issue 31): a server without robots is not woken after its commits; once one is
+    added (by `pbm robots add`, from another process) the next group wakes it."""
+    harness.signup("alice")
+    service = MailService(harness.config)
+    woken = []
+    poke = service.robots.poke
+    service.robots.poke = lambda: woken.append("poke") or poke()
+    try:
+        assert service.run(build_request("help", "", "alice@example.org", "r-1"), None, None).ok
+        assert woken == []
+        added = CliRunner().invoke(
+            cli, ["--home", str(harness.home), "robots", "add", "robo", "knightpanic", "mcts"]
+        )
+        assert added.exit_code == 0, added.output
+        assert service.run(build_request("help", "", "alice@example.org", "r-2"), None, None).ok
+        assert woken == ["poke"]
+    finally:
+        service.close()
+
+
+def test_a_group_makes_an_outbox_removed_meanwhile_again_private(harness):
+    """pbm serve does not look for the Maildir's folders before each file: the first file
+    that finds them gone makes them again, 0700, and its mail is delivered, 0600."""
+    harness.signup("alice")
+    service = MailService(harness.config)
+    try:
+        assert service.run(build_request("help", "", "alice@example.org", "o-1"), None, None).ok
+        shutil.rmtree(harness.home / "outbox")
+        assert service.run(build_request("help", "", "alice@example.org", "o-2"), None, None).ok
+    finally:
+        service.close()
+    [row] = outbox_rows(harness.home, "o-2")
+    assert files_of(harness.home, [row]) == {"tmp": [], "new": [f"{row['id']:010d}.pbm"], "cur": []}
+    for folder in ("outbox", "outbox/tmp", "outbox/new", "outbox/cur"):
+        assert stat.S_IMODE((harness.home / folder).stat().st_mode) == 0o700, folder
+    mode = (harness.home / "outbox" / "new" / f"{row['id']:010d}.pbm").stat().st_mode
+    assert stat.S_IMODE(mode) == 0o600
 
 
 # -- the Maildir's crash cases, in process ----------------------------------------------------

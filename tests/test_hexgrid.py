@@ -742,11 +742,22 @@ def test_marked_hexhex_cell_is_bracketed():
     assert lines[10] == "          A B C D E"
 
 
+@pytest.mark.parametrize("given_as", ["mapping", "function"])
 @pytest.mark.parametrize("bad", ["", "ab", " ", "\t", "é", None])
-def test_symbols_must_be_one_visible_ascii_character(bad):
+def test_symbols_must_be_one_visible_ascii_character(bad, given_as):
+    """A mapping's symbols are checked before the board is drawn, a function's as it gives
+    them: either way the bad one is named by its cell."""
     board = RhombusBoard(9)
+    e5 = board.parse("e5")
+    symbols = {e5: bad} if given_as == "mapping" else (lambda cell: bad if cell == e5 else "x")
     with pytest.raises(ValueError, match="the symbol for e5 must be one printable ASCII"):
-        board.draw({board.parse("e5"): bad})
+        board.draw(symbols)
+
+
+def test_a_mapping_draws_its_cells_and_ignores_what_is_not_a_cell():
+    board = RhombusBoard(3)
+    drawn = board.draw({board.parse("b2"): "R", (7, 7): "no cell, never drawn"})
+    assert drawn.splitlines()[2] == "    2   . R .   2"
 
 
 def test_marks_must_be_cells_of_the_board():
