@@ -33,8 +33,8 @@ from pbm.replica import ReplicaNotConfirmed, _seconds, entry_in, ship
 from pbm.serve import MailService, WriterJob
 from pbm.store import Store
 from pbm.store.connection import GROUP_CHECKPOINT_PAGES
-from tests.conftest import ROOT, STRESS_FACTOR
-from tests.mailpipe import command_mail, pipe
+from tests.conftest import STRESS_FACTOR
+from tests.mailpipe import command_mail, modules_loaded_by, pipe
 
 LITESTREAM = Path(sys.executable).parent / "litestream"
 MOVES = ["c1-a5", "a7-c3", "g1-e5"]  # Knight Panic board 101, from alice's first move on
@@ -356,15 +356,6 @@ def test_without_a_configuration_naming_the_database_nothing_changes(
     assert "replica" not in checked.output
 
 
-# Runs mail_handler.py as the MTA does and says, as it exits, which modules it loaded.
-WITH_MODULES = """
-import atexit, json, runpy, sys
-atexit.register(lambda: print("modules:", json.dumps(sorted(sys.modules)), file=sys.stderr))
-sys.argv = ["mail_handler.py"]
-runpy.run_path("mail_handler.py", run_name="__main__")
-"""
-
-
 def test_a_home_without_replication_reads_no_litestream_configuration_per_mail(
     project_env, challenged_home, tmp_path
 ):
@@ -374,19 +365,9 @@ def test_a_home_without_replication_reads_no_litestream_configuration_per_mail(
     config.write_text(f"dbs:\n  - path: {challenged_home / 'pbm.db'}\n")
     with open(challenged_home / "pbm.ini", "a") as ini:
         ini.write(f"\n[replica]\nconfig = {config}\n")
-    result = subprocess.run(
-        [sys.executable, "-c", WITH_MODULES],
-        input=command_mail("alice@example.org", "knightpanic move 101 alice secret c1-e5"),
-        env=project_env,
-        cwd=ROOT,
-        capture_output=True,
-        timeout=120,
+    loaded = modules_loaded_by(
+        project_env, command_mail("alice@example.org", "knightpanic move 101 alice secret c1-e5")
     )
-    assert result.returncode == 0, result.stderr.decode()
-    (listing,) = [
-        line for line in result.stderr.decode().splitlines() if line.startswith("modules: ")
-    ]
-    loaded = json.loads(listing.removeprefix("modules: "))
     assert [m for m in loaded if m.startswith(("yaml", "http"))] == []
 
 
