@@ -120,30 +120,23 @@ def main():
 
         play(mails[:warmup])
         measured = mails[warmup:]
-        if args.batch:
-            print("ready", flush=True)
-            for start in range(0, len(measured), args.batch):
-                if not sys.stdin.readline():
-                    break
-                batch = measured[start : start + args.batch]
-                before = time.process_time()
-                play(batch)
-                print(f"{(time.process_time() - before) / len(batch) * 1000:.4f}", flush=True)
-            service._close_database()
+        try:
+            if args.batch:
+                play_in_batches(play, measured, args.batch)
+                return
+            # CPU time, as the figure: a wall-clock profile would be mostly the fsyncs.
+            profiler = cProfile.Profile(time.process_time) if args.profile else None
+            start_cpu, start_wall = time.process_time(), time.perf_counter()
+            if profiler:
+                profiler.enable()
+            play(measured)
+            if profiler:
+                profiler.disable()
+            cpu = (time.process_time() - start_cpu) / len(measured) * 1000
+            wall = (time.perf_counter() - start_wall) / len(measured) * 1000
+        finally:
+            service._close_database()  # opened on this thread, closed on it
             service.close()
-            return
-        # CPU time, as the figure: a wall-clock profile would be mostly the fsyncs.
-        profiler = cProfile.Profile(time.process_time) if args.profile else None
-        start_cpu, start_wall = time.process_time(), time.perf_counter()
-        if profiler:
-            profiler.enable()
-        play(measured)
-        if profiler:
-            profiler.disable()
-        cpu = (time.process_time() - start_cpu) / len(measured) * 1000
-        wall = (time.perf_counter() - start_wall) / len(measured) * 1000
-        service._close_database()  # opened on this thread, closed on it
-        service.close()
         print(f"cpu_ms_per_move {cpu:.3f}")
         print(f"wall_ms_per_move {wall:.3f}")
         if profiler:
@@ -153,6 +146,19 @@ def main():
             out.write("\n")
             stats.sort_stats("cumulative").print_stats(args.top)
             print(out.getvalue())
+
+
+def play_in_batches(play, moves, size: int) -> None:
+    """`size` moves for each line read on standard input, each batch's CPU a move printed:
+    bench.py asks two such processes in turn."""
+    print("ready", flush=True)
+    for start in range(0, len(moves), size):
+        if not sys.stdin.readline():
+            break
+        batch = moves[start : start + size]
+        before = time.process_time()
+        play(batch)
+        print(f"{(time.process_time() - before) / len(batch) * 1000:.4f}", flush=True)
 
 
 if __name__ == "__main__":
