@@ -7,20 +7,17 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from .private import FILE_MODE, make_folders, private_opener
+from .private import FILE_MODE, make_folders
 
-# open(path, "wb") as os.open flags: one file of a group, written in one call, no buffer
+# open(path, "wb") as os.open flags: a mail file written in one call, no buffer
 CREATE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC
 
 
 def write_maildir(config, name: str, message: bytes) -> None:
     """One file into tmp/, synced, then renamed into new/: a reader never sees half a mail."""
-    temporary = _maildir(config) / "tmp" / name
-    with open(temporary, "wb", opener=private_opener) as handle:
-        handle.write(message)
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.replace(temporary, config.outbox_dir / "new" / name)
+    temporary = os.path.join(config.outbox_dir, "tmp", name)
+    _create(config, temporary, message, sync=True)
+    os.replace(temporary, os.path.join(config.outbox_dir, "new", name))
 
 
 def _maildir(config):
@@ -78,10 +75,11 @@ def stage_maildir(config, rows) -> MaildirBatch:
     return batch
 
 
-def _create(config, path: str, message: bytes) -> None:
-    """A new 0600 file with the message, not synced. The folders are made when the first
-    file finds them missing (an outbox removed while `pbm serve` runs is made again),
-    not looked for before every file."""
+def _create(config, path: str, message: bytes, sync: bool = False) -> None:
+    """A new 0600 file with the message, synced only when asked (a group's files are
+    synced together). The folders are made when the first file finds them missing (an
+    outbox removed while `pbm serve` runs is made again), not looked for before every
+    file."""
     try:
         descriptor = os.open(path, CREATE_FLAGS, FILE_MODE)
     except FileNotFoundError:
@@ -91,6 +89,8 @@ def _create(config, path: str, message: bytes) -> None:
         view = memoryview(message)
         while view:
             view = view[os.write(descriptor, view) :]
+        if sync:
+            os.fsync(descriptor)
     finally:
         os.close(descriptor)
 
