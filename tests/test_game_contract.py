@@ -1,12 +1,18 @@
 """The game contract as code (docs/spec/server.md §10): what a game must implement, the options the
 core parses from a game's declarations, and the help that lists them."""
 
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pbm.game import BaseGame, Flag, Number, OptionError, Outcome, Switch
+from pbm.mailin import build_request
 from pbm.plugins import PluginError, get_games, validate_game
+from pbm.serve import MailService
 from tests.conftest import STRESS_FACTOR
 
 
@@ -267,6 +273,38 @@ def test_an_operator_template_wins_over_the_games_own(harness):
     (folder / "help.txt").write_text("Our house rules for {{ game.display_name }}.\n")
     [mail] = harness.ok("help knightpanic", sender=None).printed
     assert "Our house rules for KnightPanic." in mail.body
+
+
+def test_pbm_serve_reads_a_template_once_until_it_is_restarted(harness):
+    """README: `pbm serve` reads pbm.ini and each template once, so an edited template
+    takes effect in the next process (a restart, or the pipe's next mail), not halfway
+    through a server's commands."""
+    harness.signup("alice")
+    folder = harness.home / "templates" / "knightpanic"
+    folder.mkdir(parents=True)
+    (folder / "help.txt").write_text("First rules.\n")
+
+    def help_text(service, key):
+        result = service.run(
+            build_request("help knightpanic", "", "alice@example.org", key), None, None
+        )
+        [(_, mail)] = result.queued
+        return mail.body
+
+    service = MailService(harness.config)
+    try:
+        assert "First rules." in help_text(service, "t-1")
+        (folder / "help.txt").write_text("Second rules.\n")
+        assert "First rules." in help_text(service, "t-2")
+    finally:
+        service.close()
+    restarted = subprocess.run(
+        [Path(sys.executable).parent / "pbm", "--home", harness.home, "help", "knightpanic"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert "Second rules." in restarted.stdout, restarted.stdout + restarted.stderr
 
 
 BUILT_IN = ["knightline", "knightpanic", "knightvision", "lox", "uknight"]
