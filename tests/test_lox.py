@@ -485,6 +485,36 @@ def test_incremental_counts_match_a_recount_through_random_legal_games(size, see
     assert game.controller(state, (q, r)) == brute_force_controller(state["board"], q, r)
 
 
+@settings(max_examples=25, deadline=None)
+@given(size=st.sampled_from([9, 11, 13]), seed=st.integers(0, 2**32), plies=st.integers(0, 80))
+def test_the_text_board_draws_each_cell_as_a_recount_says(size, seed, plies):
+    """docs/spec/games/lox.md: a stone's letter, else with -control the mark of the seat
+    controlling the cell, else "."; the last move bracketed. Drawn from the state's rows
+    (issue 31), checked here cell by cell against a recount."""
+    rng = random.Random(seed)
+    state = game.initial_state(options(size=str(size), control=True), 2, seed)
+    for _ply in range(plies):
+        seat = game.to_move(state)
+        if seat is None:
+            break
+        legal = game.legal_moves(state, seat) or [game.forced_move(state)]
+        state = game.apply_move(state, seat, rng.choice(legal))
+    rows = state["board"]
+
+    def recounted(cell):
+        q, r = cell
+        if rows[r][q] != ".":
+            return rows[r][q]
+        holder = brute_force_controller(rows, q, r)
+        return "." if holder is None else "+-"[holder]
+
+    board = game.board(state)
+    expected = board.draw(recounted, marks=game.last_cell(state))
+    assert game.picture(state, show_control=True) == expected
+    plain = board.draw(lambda cell: rows[cell[1]][cell[0]], marks=game.last_cell(state))
+    assert game.picture(state, show_control=False) == plain
+
+
 @settings(max_examples=30, deadline=None)
 @given(size=st.sampled_from([9, 11, 15]), seed=st.integers(0, 2**32))
 def test_legal_moves_follow_the_rules_from_a_recount(size, seed):
