@@ -3,10 +3,12 @@
 Each move is a real RFC 822 message run through intake.process_message with pbm serve's own
 MailService as the pipeline (its early password check, its PasswordCache, its writer's
 DirectServer), only called inline instead of on its threads so that one process_time and one
-cProfile see all of it. Text-only mail, Maildir delivery, as `make bench` section 2 uses.
+cProfile see all of it. Text-only mail, Maildir delivery, as `make bench` section 2 uses; with
+--html every player gets the board's picture in an HTML part (`[mail] html = on`, the
+default of a new home), issue 31's "at most 4 ms with pictures".
 
-    python bench/cpu_per_move.py [--moves N] [--profile] [--root CHECKOUT]
-    python bench/cpu_per_move.py --batch N [--moves TOTAL] [--root CHECKOUT]
+    python bench/cpu_per_move.py [--moves N] [--html] [--profile] [--root CHECKOUT]
+    python bench/cpu_per_move.py --batch N [--moves TOTAL] [--html] [--root CHECKOUT]
 
 prints `cpu_ms_per_move <figure>` (and with --profile the top of the profile). --root runs
 another checkout's code (the base commit, for a before/after from the same run).
@@ -53,6 +55,7 @@ def main():
     parser.add_argument("--warmup", type=int, default=10)
     parser.add_argument("--profile", action="store_true")
     parser.add_argument("--batch", type=int, default=0)
+    parser.add_argument("--html", action="store_true")
     parser.add_argument("--top", type=int, default=25)
     parser.add_argument("--root", default=str(Path(__file__).resolve().parent.parent))
     args = parser.parse_args()
@@ -79,6 +82,8 @@ def main():
 
     with tempfile.TemporaryDirectory(prefix="pbm-cpu-") as tmp:
         home = helpers.init_home(Path(tmp) / "home")
+        if args.html:  # before the players sign up: each takes the home's default
+            (home / "pbm.ini").write_text(helpers.LIMITS + "[mail]\nhtml = on\n")
         # The first moves pay argon2 once per player and fill the template caches.
         boards = -(-args.moves // (PLIES_PER_BOARD - 2))
         warmup = max(args.warmup, 2 * boards)
