@@ -6,7 +6,6 @@ import secrets
 from typing import NamedTuple
 
 from .boardcache import view_of
-from .headers import HeaderError, checked_header
 from .templating import html_environment
 
 
@@ -20,25 +19,6 @@ class Picture(NamedTuple):
 class HtmlPart(NamedTuple):
     html: str
     pictures: tuple[Picture, ...] = ()
-
-
-def attach(message, part: HtmlPart) -> None:
-    """Make a composed text/plain message multipart/alternative(text/plain,
-    multipart/related(text/html, image/png...)); the text part's bytes stay as they were."""
-    message.add_alternative(part.html, subtype="html", charset="utf-8")
-    html = message.get_payload()[-1]
-    for picture in part.pictures:
-        content_id = checked_header("Content-ID", f"<{picture.cid}>")
-        if content_id is None:
-            raise HeaderError(f"Invalid Content-ID {picture.cid!r}")
-        html.add_related(
-            picture.png,
-            maintype="image",
-            subtype="png",
-            cid=content_id,
-            disposition="inline",
-            filename="board.png",
-        )
 
 
 def board_part(ctx, board, context: dict, intro: str = "") -> HtmlPart:
