@@ -4,7 +4,9 @@
    the editable install of `make` and a regular `pip install .` into a temporary venv;
    by password and by reply; handled in that process, and handed to a running `pbm serve`
    of the home (pbm/handoff.py, with the server's CPU for each). Then CPU per accepted
-   move on `pbm serve`'s writer path (bench/cpu_per_move.py) and the top of its profile.
+   move on `pbm serve`'s writer path (bench/cpu_per_move.py), text-only and with the
+   board's picture in every mail, beside the least a move can cost with the design card's
+   libraries (bench/move_floor.py), and the top of its profile.
 2. `pbm serve` throughput of `move` mails sent over SMTP by another process, with 1 and
    with 16 clients, next to the raw rate of single SQLite commits on the same disk and to
    what the writer's CPU a move allows; the syncs a move (strace, in a run of its own: a
@@ -371,11 +373,12 @@ def reply_to_board_mail(home: Path, userid: str, move: str, ply: int, env: dict)
 
 
 def cpu_per_move(moves: int, batch: int, base: Path | None = None):
-    """bench/cpu_per_move.py (CPU per accepted move on pbm serve's writer path, text-only
-    mail): with a base checkout, one process of each playing `batch` moves in turn (which
-    goes first changes every round) until each has played `moves`; the figure is the median
-    of the batches, the ratio the median of each round's ratio. Then the top of this
-    checkout's profile."""
+    """bench/cpu_per_move.py (CPU per accepted move on pbm serve's writer path), text-only
+    and with the board's picture in every mail, beside bench/move_floor.py (the least such
+    a move can cost with the design card's libraries) and, with a base checkout, the base
+    checkout's both ways. One process each, playing `batch` moves in turn (the order turns every
+    round) until each has played `moves`: each figure is the median of its batches, each
+    ratio the median of the rounds' ratios. Then the top of this checkout's profile."""
     script = str(ROOT / "bench" / "cpu_per_move.py")
 
     def run(root, *extra):
@@ -388,51 +391,97 @@ def cpu_per_move(moves: int, batch: int, base: Path | None = None):
         )
         return result.stdout
 
-    title = "CPU per accepted move, pbm serve's writer path, text-only mail"
-    if base is None:
-        mine = float(run(ROOT).split()[1])
-        report(f"{title} ({moves} moves)", f"{mine:.2f} ms", "target 2 ms", f"{mine / 2:.2f}")
-        print(run(ROOT, "--profile", "--top", "20"))
-        return mine
-    processes = [
-        subprocess.Popen(
-            [sys.executable, script, "--moves", str(moves), "--root", str(root)]
-            + ["--batch", str(batch)],
+    played = ["--moves", str(moves), "--batch", str(batch)]
+    commands = {
+        "text": [script, "--root", str(ROOT), *played],
+        "pictures": [script, "--root", str(ROOT), "--html", *played],
+        "floor": [str(ROOT / "bench" / "move_floor.py"), *played],
+    }
+    if base is not None:
+        commands["base"] = [script, "--root", str(base), *played]
+        commands["base pictures"] = [script, "--root", str(base), "--html", *played]
+    figures = interleaved(commands, moves // batch)
+    text = statistics.median(figures["text"])
+
+    def ratio(label, reference="text"):
+        ratios = sorted(m / t for m, t in zip(figures[label], figures[reference]))
+        quarter = len(ratios) // 4
+        return (
+            f"{statistics.median(ratios):.2f} (middle half {ratios[quarter]:.2f}-"
+            f"{ratios[-quarter - 1]:.2f})"
+        )
+
+    title = "CPU per accepted move, pbm serve's writer path"
+    rounds = f"medians of {moves // batch} batches of {batch}, alternated"
+    if base is not None:
+        report(
+            f"{title}, text-only mail ({rounds})",
+            f"{text:.2f} ms",
+            f"base checkout {statistics.median(figures['base']):.2f} ms",
+            ratio("text", "base"),
+        )
+    else:
+        report(
+            f"{title}, text-only mail ({rounds})",
+            f"{text:.2f} ms",
+            "target 2 ms",
+            f"{text / 2:.2f}",
+        )
+    pictures = statistics.median(figures["pictures"])
+    if base is not None:
+        report(
+            f"{title}, the board's picture in every mail ({rounds})",
+            f"{pictures:.2f} ms",
+            f"base checkout {statistics.median(figures['base pictures']):.2f} ms",
+            ratio("pictures", "base pictures"),
+        )
+    report(
+        f"{title}, the board's picture in every mail, against text-only mail",
+        f"{pictures:.2f} ms",
+        f"text-only {text:.2f} ms; target 4 ms",
+        ratio("pictures"),
+    )
+    report(
+        f"the least a move can cost (bench/move_floor.py, {rounds})",
+        f"{statistics.median(figures['floor']):.2f} ms",
+        f"pbm text-only {text:.2f} ms; target 2 ms",
+        ratio("floor"),
+    )
+    print(run(ROOT, "--profile", "--top", "20"))
+    return text
+
+
+def interleaved(commands: dict, rounds: int) -> dict:
+    """The batch figures of each process ({label: [ms a move, ...]}): each plays one batch
+    in turn, and the order turns every round, so a shared machine whose speed changes from
+    one second to the next slows all of them alike."""
+    processes = {
+        label: subprocess.Popen(
+            [sys.executable, *command],
             env=env_for(ROOT),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,
         )
-        for root in (ROOT, base)
-    ]
+        for label, command in commands.items()
+    }
+    figures = {label: [] for label in processes}
     try:
-        for process in processes:
+        for process in processes.values():
             assert process.stdout.readline().strip() == "ready"
-        mine, theirs = [], []
-        for round_number in range(moves // batch):
-            figures = {}
-            order = processes if round_number % 2 == 0 else processes[::-1]
-            for process in order:
+        labels = list(processes)
+        for round_number in range(rounds):
+            turn = round_number % len(labels)
+            for label in labels[turn:] + labels[:turn]:
+                process = processes[label]
                 process.stdin.write("\n")
                 process.stdin.flush()
-                figures[process] = float(process.stdout.readline())
-            mine.append(figures[processes[0]])
-            theirs.append(figures[processes[1]])
+                figures[label].append(float(process.stdout.readline()))
     finally:
-        for process in processes:
+        for process in processes.values():
             process.stdin.close()
             process.wait(timeout=60)
-    ratios = sorted(m / t for m, t in zip(mine, theirs))
-    quarter = len(ratios) // 4
-    report(
-        f"{title} (medians of {len(mine)} batches of {batch}, alternated)",
-        f"{statistics.median(mine):.2f} ms",
-        f"base checkout {statistics.median(theirs):.2f} ms",
-        f"{statistics.median(ratios):.2f} (middle half {ratios[quarter]:.2f}-"
-        f"{ratios[-quarter - 1]:.2f})",
-    )
-    print(run(ROOT, "--profile", "--top", "20"))
-    return statistics.median(mine)
+    return figures
 
 
 # -- 2. pbm serve throughput --------------------------------------------------------------
