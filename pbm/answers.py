@@ -217,9 +217,13 @@ def combined_answer(server, sections, answering) -> Mail | None:
     threads = {mail.headers.get("References") for mail in mails}
     one_board = len(threads) == 1 and None not in threads
     headers = {"References": threads.pop()} if one_board else {}
-    tokens = [mail.headers["Reply-To"] for mail in mails if "Reply-To" in mail.headers]
-    if one_board and tokens:
-        headers["Reply-To"] = tokens[-1]  # the latest: an earlier one may be stale already
+    carriers = [mail.headers for mail in mails if "Reply-To" in mail.headers]
+    if one_board and carriers:
+        # The latest token (an earlier one may be stale already), with the Message-ID it
+        # was written with: the mail that carries it is this one.
+        headers["Reply-To"] = carriers[-1]["Reply-To"]
+        if "Message-ID" in carriers[-1]:
+            headers["Message-ID"] = carriers[-1]["Message-ID"]
     views = [
         {
             "heading": f"{s.number}. {s.command}" if s.number is not None else None,

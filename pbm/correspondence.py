@@ -12,7 +12,7 @@ from collections.abc import Callable
 
 from .clock import DAY, stamp
 from .htmlmail import board_part
-from .message import Mail
+from .message import Mail, new_message_id
 from .replies import reply_address
 from .summary import board_context, watch_lines
 from .unsubscribe import list_headers, list_id
@@ -142,8 +142,12 @@ class Correspondence:
         headers = self.thread_headers(board, userid)
         if not headers or not self.takes_reply(board, userid):
             return headers
-        token = self.issue_token(board, userid, self.now)
+        # The mail's Message-ID is chosen here, so that the token is written with it: a
+        # reply that lost the Reply-To finds its board by it (docs/spec/server.md §11.3).
+        message_id = new_message_id(self.config.server_domain)
+        token = self.issue_token(board, userid, self.now, message_id)
         headers["Reply-To"] = reply_address(self.config, token)
+        headers["Message-ID"] = message_id
         return headers
 
     @staticmethod

@@ -233,7 +233,9 @@ class TokenIssuer:
     def __init__(self, store, config):
         self.store, self.config = store, config
 
-    def __call__(self, board, userid: str, moment) -> str:
+    def __call__(self, board, userid: str, moment, message_id: str | None = None) -> str:
+        """`message_id`: that of the mail whose Reply-To carries the token, by which a
+        reply that lost the Reply-To still finds its board."""
         move_number = board.position.move_number
         game, number = board.game.name, board.number
         token_id, token = new_token(self.config.secret_key, game, number, userid, move_number)
@@ -245,5 +247,6 @@ class TokenIssuer:
             move_number,
             stamp(moment),
             stamp(moment + LIFETIME),
+            message_id,
         )
         return token

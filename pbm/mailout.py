@@ -18,7 +18,6 @@ from .maildir import (
 )
 from .message import Mail, compose
 from .replica import ship
-from .replies import split_token, token_of_recipient
 
 log = logging.getLogger("pbm.mailout")
 
@@ -70,19 +69,7 @@ def queue_measured(store, config, mail: Mail, in_reply_to=None, inbox_key=None):
         inbox_key=inbox_key,
         userid=mail.userid,
     )
-    _note_token_message(store, config, mail, message["Message-ID"])
     return row_id, len(data)
-
-
-def _note_token_message(store, config, mail: Mail, message_id: str | None) -> None:
-    """A mail whose Reply-To carries a board's reply token: the token keeps the mail's
-    Message-ID, by which a reply that lost the Reply-To still finds its board
-    (docs/spec/server.md §11.3)."""
-    reply_to = mail.headers.get("Reply-To")
-    token = token_of_recipient(config, reply_to) if reply_to and message_id else None
-    parts = split_token(token) if token else None
-    if parts is not None:
-        store.tokens.set_message_id(parts.token_id, message_id)
 
 
 class TransientDeliveryError(Exception):

@@ -168,6 +168,22 @@ def test_an_answer_about_one_board_keeps_its_reply_to(harness):
     assert answer["References"] == "<knightpanic.101.bob@localhost>"
 
 
+def test_the_token_of_an_answer_about_one_board_knows_the_answers_message_id(harness):
+    """The answer carries the latest section's token, and the token was written with that
+    section's Message-ID: the answer goes out under it, so a reply that lost the Reply-To
+    and names the answer in In-Reply-To finds the board (docs/spec/server.md §11.3)."""
+    from pbm.dispatch import open_server
+
+    two_boards(harness)
+    body = "knightpanic queue 101 bob secret g7-e3\nknightpanic queue 101 bob secret g7-e5"
+    answers, _ = sent(harness, harness.deliver(rfc822("bob@example.org", "multiple", body)))
+    [(_, answer, _)] = answers
+    with open_server(harness.config) as server:
+        token = server.store.tokens.by_message_id([answer["Message-ID"]])
+    assert (token.game, token.number, token.userid) == ("knightpanic", 101, "bob")
+    assert answer["Reply-To"].startswith(f"pbm+{token.id}")
+
+
 def test_an_answer_keeps_the_pictures_of_its_sections(harness):
     harness.configure("[mail]\nhtml = on\n")
     two_boards(harness)

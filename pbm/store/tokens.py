@@ -14,22 +14,18 @@ class ReplyTokens(Repository):
         move_number: int,
         created_at: str,
         expires_at: str,
+        message_id: str | None = None,
     ):
+        """`message_id`: the mail that carries the token (docs/spec/server.md §11.3)."""
         self.conn.execute(
             "INSERT INTO reply_tokens (id, game, number, userid, move_number, created_at, "
-            "expires_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-            (token_id, game, number, userid, move_number, created_at, expires_at),
+            "expires_at, message_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (token_id, game, number, userid, move_number, created_at, expires_at, message_id),
         )
 
     def get(self, token_id: str) -> ReplyTokenRecord | None:
         return self._record(
             ReplyTokenRecord, "SELECT * FROM reply_tokens WHERE id = ?", (token_id,)
-        )
-
-    def set_message_id(self, token_id: str, message_id: str):
-        """The Message-ID of the mail that carried the token (docs/spec/server.md §11.3)."""
-        self.conn.execute(
-            "UPDATE reply_tokens SET message_id = ? WHERE id = ?", (message_id, token_id)
         )
 
     def by_message_id(self, message_ids) -> ReplyTokenRecord | None:
