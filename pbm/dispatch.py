@@ -297,10 +297,7 @@ class Server:
         inbox in the caller's transaction, so that a delivery again runs nothing."""
         if not request.key:
             return False
-        if self.store.limits.inbox_seen(request.key):
-            return True
-        self.store.limits.inbox_add(request.key, stamp(now()))
-        return False
+        return not self.store.limits.inbox_record(request.key, stamp(now()))
 
     def _transaction(self, request, parsed, checks, work, grant=None) -> Result:
         """One request: inbox key, rate limit, the command and its mail, committed together;

@@ -1,7 +1,7 @@
 """How the store hands rows out (pbm/store/repository.py, records.py): a record's fields are
 read from the columns of the same names, whatever the query selects and in whatever order;
 a field it does not select takes its default, or the query fails; `decode` turns a stored
-text into its value."""
+text into its value. And the inbox records a mail's key once (the duplicate check)."""
 
 import sqlite3
 from types import SimpleNamespace
@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from pbm.dispatch import open_server
 from pbm.store.records import Record
 from pbm.store.repository import Repository
 from tests.conftest import STRESS_FACTOR
@@ -69,3 +70,14 @@ def test_a_field_without_a_column_or_a_default_fails_the_query():
     with pytest.raises(TypeError, match="needs the field name"):
         store._records(Sample, "SELECT * FROM t")
 
+
+def test_the_inbox_records_a_key_once_and_forgets_it_with_its_command(harness):
+    with open_server(harness.config) as server:
+        limits = server.store.limits
+        with server.store.write():
+            assert limits.inbox_record("<a@x>", "2026-11-28T00:00:00+00:00")
+            assert not limits.inbox_record("<a@x>", "2026-11-28T00:00:01+00:00")
+            with pytest.raises(RuntimeError), server.store.savepoint():
+                assert limits.inbox_record("<b@x>", "2026-11-28T00:00:00+00:00")
+                raise RuntimeError("the command failed")
+        assert limits.inbox_seen("<a@x>") and not limits.inbox_seen("<b@x>")

@@ -9,8 +9,13 @@ class Limits(Repository):
     def inbox_seen(self, key: str) -> bool:
         return self._value("SELECT 1 FROM inbox WHERE key = ?", (key,)) is not None
 
-    def inbox_add(self, key: str, at: str):
-        self.conn.execute("INSERT INTO inbox (key, received_at) VALUES (?, ?)", (key, at))
+    def inbox_record(self, key: str, at: str) -> bool:
+        """Record a mail's key in the caller's transaction; False when it was there
+        already. One statement: the check and the record were a read and an insert."""
+        cursor = self.conn.execute(
+            "INSERT OR IGNORE INTO inbox (key, received_at) VALUES (?, ?)", (key, at)
+        )
+        return cursor.rowcount == 1
 
     def prune_inbox(self, before: str) -> int:
         return self.conn.execute("DELETE FROM inbox WHERE received_at < ?", (before,)).rowcount
