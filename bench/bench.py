@@ -413,20 +413,12 @@ def cpu_per_move(moves: int, batch: int, base: Path | None = None):
 
     title = "CPU per accepted move, pbm serve's writer path"
     rounds = f"medians of {moves // batch} batches of {batch}, alternated"
-    if base is not None:
-        report(
-            f"{title}, text-only mail ({rounds})",
-            f"{text:.2f} ms",
-            f"base checkout {statistics.median(figures['base']):.2f} ms",
-            ratio("text", "base"),
-        )
-    else:
-        report(
-            f"{title}, text-only mail ({rounds})",
-            f"{text:.2f} ms",
-            "target 2 ms",
-            f"{text / 2:.2f}",
-        )
+    against = (
+        (f"base checkout {statistics.median(figures['base']):.2f} ms", ratio("text", "base"))
+        if base is not None
+        else ("target 2 ms", f"{text / 2:.2f}")
+    )
+    report(f"{title}, text-only mail ({rounds})", f"{text:.2f} ms", *against)
     pictures = statistics.median(figures["pictures"])
     if base is not None:
         report(

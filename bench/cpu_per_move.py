@@ -14,10 +14,10 @@ prints `cpu_ms_per_move <figure>` (and with --profile the top of the profile). -
 another checkout's code (the base commit, for a before/after from the same run).
 
 With --batch the moves are played N at a time, one batch for each line read on standard
-input, and each batch's CPU per move printed: bench.py keeps two such processes (this
-checkout and the base) and asks them in turn, so that both are measured within the same
-fraction of a second over and over, and a shared machine whose speed changes from one
-second to the next slows both alike.
+input, and each batch's CPU per move printed: bench.py keeps several such processes (this
+checkout and the base, each text-only and with pictures, and bench/move_floor.py) and asks
+them in turn, so that all are measured within the same second over and over, and a shared
+machine whose speed changes from one second to the next slows them alike.
 """
 
 import argparse
@@ -155,7 +155,7 @@ def main():
 
 def play_in_batches(play, moves, size: int) -> None:
     """`size` moves for each line read on standard input, each batch's CPU a move printed:
-    bench.py asks two such processes in turn."""
+    bench.py asks its processes in turn (bench.interleaved)."""
     print("ready", flush=True)
     for start in range(0, len(moves), size):
         if not sys.stdin.readline():
