@@ -7,7 +7,7 @@ import re
 import secrets
 import textwrap
 from dataclasses import dataclass, field
-from email import quoprimime
+from email import base64mime, quoprimime
 from email.utils import format_datetime
 
 from .clock import now
@@ -248,6 +248,13 @@ def text_part(body: str) -> tuple[list[tuple[str, str]], bytes]:
     return [*headers, ("MIME-Version", "1.0")], payload
 
 
+BASE64_LINE = 76  # characters, as the email package writes base64
+
+
+def _base64_lines(data: bytes) -> bytes:
+    return base64mime.body_encode(data, BASE64_LINE).encode("ascii")
+
+
 def _text_leaf(text: str, subtype: str) -> Leaf:
     """A text/<subtype> part's headers and encoded body, chosen as the email package's
     set_content chooses (policy.default): 7bit or 8bit when every line fits 78 bytes,
@@ -268,12 +275,3 @@ def _text_leaf(text: str, subtype: str) -> Leaf:
         ("Content-Type", f'text/{subtype}; charset="utf-8"'),
         ("Content-Transfer-Encoding", cte),
     ], payload
-
-
-BASE64_STEP = FOLD_AT // 4 * 3  # bytes a line of 76 characters holds
-
-
-def _base64_lines(data: bytes) -> bytes:
-    return b"".join(
-        binascii.b2a_base64(data[i : i + BASE64_STEP]) for i in range(0, len(data), BASE64_STEP)
-    )

@@ -264,6 +264,8 @@ def assert_same_tree(ours, theirs):
     else:
         assert ours["Content-Transfer-Encoding"] == theirs["Content-Transfer-Encoding"]
         assert ours.get_content() == theirs.get_content()
+        # Encoded as the email package encodes it, line by line (base64 in lines of 76).
+        assert ours.get_payload() == theirs.get_payload()
 
 
 def assert_same_multipart(config, mail):
