@@ -187,11 +187,20 @@ def claim(store, row_ids, moment) -> list:
     """Take rows for delivery (Outbox.claim_many): in the caller's transaction when there
     is one, as `pbm serve` folds the claim into the commit of the commands."""
     return store.outbox.claim_many(
-        row_ids, _new_claim(moment), stamp(moment - STALE_CLAIM), claimer_is_gone
+        row_ids, new_claim(moment), stamp(moment - STALE_CLAIM), claimer_is_gone
     )
 
 
-def _new_claim(moment) -> str:
+def claim_queued(store, written: dict, row_ids, moment) -> list:
+    """Take a group's rows for delivery, in its transaction: those its commands wrote
+    already claimed (Outbox.writing_claimed) as they are; any other (a duplicate's rows
+    that a crash left undelivered) by claim()."""
+    others = [row_id for row_id in row_ids if row_id not in written]
+    rows = [written[row_id] for row_id in row_ids if row_id in written]
+    return sorted(rows + claim(store, others, moment), key=lambda row: row.id)
+
+
+def new_claim(moment) -> str:
     """The claim on rows being sent: its time orders it for staleness, the process id tells
     whether its claimer still lives, the random tail tells two claims of one second apart."""
     return f"{stamp(moment)}#{os.getpid()}#{secrets.token_hex(6)}"

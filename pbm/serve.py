@@ -25,6 +25,7 @@ import signal
 import threading
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import nullcontext
 from dataclasses import dataclass
 from functools import partial, wraps
 
@@ -38,7 +39,7 @@ from .grammar import password_of
 from .handoff import open_handoff
 from .intake import DirectServer, process_message
 from .maildir import publish_maildir, stage_maildir, sync_together
-from .mailout import claim, deliver, retry_failed
+from .mailout import claim_queued, deliver, new_claim, retry_failed
 from .mailout import flush as flush_outbox
 from .replica import ship
 from .robots.service import RobotThread
@@ -204,7 +205,14 @@ class MailService:
         Other work that comes meanwhile goes to `tasks`, for after the group."""
         try:
             server = self._pipeline()
-            with server.batch() as batch:
+            # Into the Maildir, the group's mails are delivered right after its commit:
+            # written claimed, they need no claim of their own.
+            claiming = (
+                server.store.outbox.writing_claimed(new_claim(now()))
+                if self.maildir
+                else nullcontext({})
+            )
+            with server.batch() as batch, claiming as written:
                 outcomes = []
                 while len(outcomes) < len(commands):
                     command = commands[len(outcomes)]
@@ -216,7 +224,7 @@ class MailService:
                         self._take_more(commands, tasks)
                 if self.unmarked:
                     server.store.outbox.mark_sent_many(self.unmarked, stamp(now()))
-                rows = claim(server.store, batch.queued, now()) if self.maildir else []
+                rows = claim_queued(server.store, written, batch.queued, now()) if self.maildir else []
                 # Read here, where the writer's connection has it at hand: a round of the
                 # robots' own connection costs a move a few hundred microseconds of CPU.
                 robots = server.store.robots.any()

@@ -278,7 +278,7 @@ def start(project_env, home, killed_at=None):
 @pytest.mark.parametrize(
     "killed_at, left",
     [
-        (("claim", "1"), None),  # inside the group's transaction, before its COMMIT
+        (("claim_queued", "1"), None),  # inside the group's transaction, before its COMMIT
         (("sync_together", "1"), (2, 0)),  # committed, mails in tmp/, nothing synced
         (("publish_maildir", "1"), (2, 0)),  # synced, nothing renamed into new/
         (("rename", "2"), (1, 1)),  # one mail renamed into new/, the other still in tmp/
@@ -373,3 +373,61 @@ def test_syncing_never_opens_the_database_file_itself(tmp_path, monkeypatch):
     monkeypatch.setattr(pbm.maildir, "_syncfs", lambda: lambda fd: 0)
     sync_together([database])
     assert opened == [str(tmp_path)]
+
+
+def outbox_mail(store, body: bytes, key="k") -> int:
+    return store.outbox.add(
+        created_at="2026-11-28T12:00:00Z",
+        kind="board",
+        recipients=["alice@example.org"],
+        envelope_from=None,
+        message_id=f"<{key}@pbm.example>",
+        message=body,
+        inbox_key=key,
+    )
+
+
+def test_a_group_writes_its_mails_claimed_and_claims_a_duplicates_leftovers(harness):
+    """pbm serve's group writes its mails already claimed, as the claim it used to make in
+    the same transaction would leave them; a row of another command (a duplicate's, left
+    undelivered by a crash) is claimed as before; a rolled-back command's row is not taken,
+    though the next row gets its id."""
+    from pbm.clock import now
+    from pbm.dispatch import open_server
+    from pbm.mailout import claim_queued
+
+    harness.signup("alice", "bob")
+    with open_server(harness.config) as server:
+        store = server.store
+        with store.write():
+            leftover = outbox_mail(store, b"left by a crash", "crashed")
+        claim = f"2026-11-28T12:00:00Z#{os.getpid()}#abc"
+        with store.write(), store.outbox.writing_claimed(claim) as written:
+            first = outbox_mail(store, b"first")
+            with pytest.raises(RuntimeError), store.savepoint():
+                undone = outbox_mail(store, b"rolled back")
+                raise RuntimeError("the command failed")
+            second = outbox_mail(store, b"second")
+            assert second == undone, "SQLite gives the id again"
+            rows = claim_queued(store, written, [leftover, first, second], now())
+        assert [(r.id, r.message, r.status) for r in rows] == [
+            (leftover, b"left by a crash", "pending"),
+            (first, b"first", "pending"),
+            (second, b"second", "pending"),
+        ], "as claim_many gives them: as they were found"
+        stored = [
+            (r["id"], r["status"], r["claimed_at"])
+            for r in store._rows(
+                "SELECT id, status, claimed_at FROM outbox WHERE id >= ? ORDER BY id", (leftover,)
+            )
+        ]
+        assert [(r[0], r[1]) for r in stored] == [
+            (leftover, "sending"),
+            (first, "sending"),
+            (second, "sending"),
+        ]
+        assert stored[1][2] == stored[2][2] == claim != stored[0][2]
+        with store.write():
+            after = outbox_mail(store, b"after the group")
+        assert store.outbox.get(after).status == "pending"
+

@@ -1,12 +1,15 @@
 """The outbox: mail queued in a command's transaction and its delivery state."""
 
 import json
+from contextlib import contextmanager
 
 from .records import OutboxEntry, OutboxHealth, OutboxRow
 from .repository import Repository
 
 
 class Outbox(Repository):
+    _claim: str | None = None  # while writing_claimed(): the claim new rows are written with
+    _written: dict | None = None
     def add(
         self,
         *,
@@ -19,10 +22,11 @@ class Outbox(Repository):
         inbox_key=None,
         userid=None,
     ) -> int:
+        claim = self._claim
         cursor = self.conn.execute(
             "INSERT INTO outbox (created_at, kind, recipients, envelope_from, message_id, message, "
-            "status, attempts, next_attempt_at, inbox_key, userid) "
-            "VALUES (?, ?, ?, ?, ?, ?, 'pending', 0, ?, ?, ?)",
+            "status, attempts, next_attempt_at, inbox_key, userid, claimed_at) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?)",
             (
                 created_at,
                 kind,
@@ -30,12 +34,47 @@ class Outbox(Repository):
                 envelope_from,
                 message_id,
                 message,
+                "pending" if claim is None else "sending",
                 created_at,
                 inbox_key,
                 userid,
+                claim,
             ),
         )
+        if claim is not None:
+            # As claim_many gives a row it claims: as it was before the claim.
+            self._written[cursor.lastrowid] = OutboxRow(
+                id=cursor.lastrowid,
+                created_at=created_at,
+                kind=kind,
+                recipients=list(recipients),
+                envelope_from=envelope_from,
+                message_id=message_id,
+                message=message,
+                status="pending",
+                attempts=0,
+                next_attempt_at=created_at,
+                claimed_at=None,
+                last_error=None,
+                sent_at=None,
+                inbox_key=inbox_key,
+                userid=userid,
+            )
         return cursor.lastrowid
+
+    @contextmanager
+    def writing_claimed(self, claim: str):
+        """Rows added inside are written already claimed by `claim`: for a caller that
+        claims them in the same transaction anyway, to deliver them right after its commit
+        (pbm serve's group), a read and an update fewer. Yields the rows so written, by id,
+        as claim_many would give them; a row of a savepoint rolled back may be among them
+        (its id given again to the next row, which replaces it): take only the ids you
+        queued."""
+        self._claim, self._written = claim, {}
+        try:
+            yield self._written
+        finally:
+            self._claim, self._written = None, None
 
     def get(self, row_id: int) -> OutboxRow | None:
         return self._record(
