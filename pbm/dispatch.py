@@ -165,7 +165,10 @@ class Server:
 
     def execute(self, request: Request, early=None) -> Result:
         """Run one request; `early` is an EarlyCheck of its password already under way."""
-        if request.key and self.store.limits.inbox_seen(request.key):
+        # An early check exists only where its gate found the key new a moment ago
+        # (security.password_check_needed); a copy that came since is found by the inbox
+        # record in the transaction, while its first is still being delivered.
+        if request.key and early is None and self.store.limits.inbox_seen(request.key):
             return self._duplicate(request)
         if request.service is not None:
             # A bounce or an unsubscribe (servicemail.py): no command, no password.

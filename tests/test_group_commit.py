@@ -431,3 +431,22 @@ def test_a_group_writes_its_mails_claimed_and_claims_a_duplicates_leftovers(harn
             after = outbox_mail(store, b"after the group")
         assert store.outbox.get(after).status == "pending"
 
+
+def test_a_copy_that_comes_after_its_early_check_runs_nothing(harness):
+    """An early check exists only where the inbox did not hold the key a moment ago, so the
+    writer does not read it again; a copy that came meanwhile is still a duplicate."""
+    from pbm.dispatch import open_server
+    from pbm.security import EarlyCheck
+
+    harness.signup("alice", "bob")
+    harness.challenge("knightpanic challenge alice bob")
+    text = "knightpanic move 101 alice secret c1-e5"
+    assert harness.run(text, sender="alice@example.org", key="copy-1").ok
+    mails = len(harness.outbox_files())
+    with open_server(harness.config) as server:
+        stored = server.store.users.password_hash("alice")
+        early = EarlyCheck("alice", "secret", stored, background=False)
+        result = server.execute(build_request(text, "", "alice@example.org", "copy-1"), early)
+    assert result.duplicate and not result.queued
+    assert plies(harness.home) == ["c1-e5"]
+    assert len(harness.outbox_files()) == mails
