@@ -395,9 +395,10 @@ class RhombusBoard(HexBoard):
         marked = _checked_marks(self, marks)
         letters = " ".join(chr(ord("a") + q) for q in range(n))
         picture = [" " * 7 + letters]
+        marked_rows = {r for _, r in marked}
         for r in range(n):
-            row_cells = [(q, r) for q in range(n)]
-            row = _row([symbol(cell) for cell in row_cells], [c in marked for c in row_cells])
+            texts = [symbol((q, r)) for q in range(n)]
+            row = _row(texts, [(q, r) in marked for q in range(n)] if r in marked_rows else ())
             label = str(r + 1)
             picture.append(f"{' ' * r}{label:>4}  {row}  {label}")
         picture.append(" " * (n + 7) + letters)
@@ -475,6 +476,7 @@ class HexHexBoard(HexBoard):
         def column(letter: int, number: int) -> int:  # 0-based letter and number
             return margin + 2 * letter - number
 
+        marked_rows = {r for _, r in marked}
         letters = [chr(ord("A") + index) for index in range(span)]
         # The lines from the middle one on reach the top row; those up to it start on the
         # bottom row (docs/spec/games/hexgrid.md §7.4).
@@ -483,7 +485,8 @@ class HexHexBoard(HexBoard):
         for number in range(span - 1, -1, -1):
             row_letters = range(max(0, number - (b - 1)), min(span - 1, number + b - 1) + 1)
             row_cells = [(letter, -number) for letter in row_letters]
-            row = _row([symbol(cell) for cell in row_cells], [c in marked for c in row_cells])
+            flags = [c in marked for c in row_cells] if -number in marked_rows else ()
+            row = _row([symbol(cell) for cell in row_cells], flags)
             label = str(number + 1)
             start = column(row_letters[0], number) - 1  # the separator before the first cell
             picture.append(f"{' ' * (start - 4)}{label:>2}  {row}  {label}")
@@ -541,9 +544,10 @@ def _checked_marks(board: HexBoard, marks: Iterable[Cell]) -> frozenset[Cell]:
     return marked
 
 
-def _row(texts: list[str], marked: list[bool]) -> str:
+def _row(texts: list[str], marked) -> str:
     """One row of a text board: the cells one blank apart and a blank at each end, where a
-    marked cell's blanks become brackets and two marked neighbours share a "|"."""
+    marked cell's blanks become brackets and two marked neighbours share a "|". `marked`:
+    a flag for each cell, or none for a row without a mark."""
     if not any(marked):  # all rows but the last move's: drawn at the speed of a join
         return " " + " ".join(texts) + " "
     flags = [False, *marked, False]
