@@ -7,6 +7,7 @@ import re
 import secrets
 import textwrap
 from dataclasses import dataclass, field
+from functools import lru_cache
 from email import base64mime, quoprimime
 from email.utils import format_datetime
 
@@ -251,6 +252,7 @@ def text_part(body: str) -> tuple[list[tuple[str, str]], bytes]:
 BASE64_LINE = 76  # characters, as the email package writes base64
 
 
+@lru_cache(maxsize=8)  # a board's picture goes to each of its players: encoded once
 def _base64_lines(data: bytes) -> bytes:
     return base64mime.body_encode(data, BASE64_LINE).encode("ascii")
 
