@@ -11,6 +11,7 @@ import re
 from base64 import b64encode
 from email.header import decode_header, make_header
 from email.utils import formataddr
+from functools import lru_cache
 
 ADDRESS_HEADERS = frozenset({"from", "to", "cc", "bcc", "reply-to", "sender"})
 MESSAGE_ID_HEADERS = frozenset({"message-id", "in-reply-to", "references", "content-id"})
@@ -22,6 +23,7 @@ _LABEL = r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
 ADDRESS_RE = re.compile(rf"(?=.{{1,64}}@){_ATOM}(?:\.{_ATOM})*@{_LABEL}(?:\.{_LABEL})*")
 # Printable ASCII but for space, < and >: one token of a Message-ID, nothing else.
 MESSAGE_ID_RE = re.compile(r"<([!-;=?-~]{1,250})>")
+HEADER_NAME_RE = re.compile(r"[!-9;-~]{1,76}")
 
 
 ENCODED_WORD_BYTES = 45  # base64 of 45 bytes in =?utf-8?b?...?= is 72 characters
@@ -114,6 +116,11 @@ def checked_address(value: str) -> str:
     return address
 
 
+@lru_cache(maxsize=16)  # the server's own name and address, in the From of every mail
+def _named_address(display: str, address: str) -> str:
+    return formataddr((checked_header("Comments", display), checked_address(address)))
+
+
 def checked_header(name: str, value) -> str | None:
     """The value as it may be written into header `name`, checked after decoding.
 
@@ -124,12 +131,11 @@ def checked_header(name: str, value) -> str | None:
     U+FFFD, and an encoded word is defused, so what is written is what is read.
     """
     lowered = name.lower()
-    if not re.fullmatch(r"[!-9;-~]{1,76}", name):
+    if not HEADER_NAME_RE.fullmatch(name):
         raise HeaderError(f"Invalid header name {name!r}")
     if lowered in ADDRESS_HEADERS:
         if isinstance(value, tuple):
-            display, address = value
-            return formataddr((checked_header("Comments", display), checked_address(address)))
+            return _named_address(*value)
         addresses = [value] if isinstance(value, str) else list(value)
         if not addresses:
             return None  # a mail printed on the operator's terminal goes to nobody

@@ -63,13 +63,18 @@ def new_message_id(domain: str) -> str:
     return f"<{secrets.token_hex(16)}@{domain}>"
 
 
+@lru_cache(maxsize=4)  # the mails of a command share their second
+def _date(moment) -> str:
+    return format_datetime(moment)
+
+
 def compose(config, mail: Mail, in_reply_to: str | None = None) -> "OutgoingMessage":
     """The message for one Mail; every header value passes headers.checked_header, once."""
     headers = {
         "From": (config.get("server.name"), config.get("server.address")),
         "To": list(mail.to),
         "Subject": mail.subject,
-        "Date": format_datetime(now()),
+        "Date": _date(now()),
         "Message-ID": new_message_id(config.server_domain),
         "Auto-Submitted": "auto-replied" if mail.reply else "auto-generated",
         "X-Auto-Response-Suppress": "All",
