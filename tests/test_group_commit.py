@@ -450,3 +450,33 @@ def test_a_copy_that_comes_after_its_early_check_runs_nothing(harness):
     assert result.duplicate and not result.queued
     assert plies(harness.home) == ["c1-e5"]
     assert len(harness.outbox_files()) == mails
+
+
+def test_groups_commit_unsynced_and_a_write_alone_synced(harness):
+    """A group's COMMIT is made durable by the caller's sync (synchronous=NORMAL); a write
+    alone syncs its own (FULL), whatever group came before it. Groups one after another set
+    the level once."""
+    from pbm.dispatch import open_server
+
+    harness.signup("alice")
+    with open_server(harness.config) as server:
+        store = server.store
+        set_levels = []
+        store.conn.set_trace_callback(
+            lambda sql: set_levels.append(sql) if sql.startswith("PRAGMA synchronous=") else None
+        )
+
+        def level():
+            return store.conn.execute("PRAGMA synchronous").fetchone()[0]
+
+        for _ in range(3):
+            with store.group():
+                assert level() == 1  # NORMAL
+        assert set_levels == ["PRAGMA synchronous=NORMAL"]
+        with store.write():
+            assert level() == 2  # FULL
+        with store.group():
+            assert level() == 1
+        with store.write():
+            assert level() == 2
+        store.conn.set_trace_callback(None)
