@@ -9,7 +9,7 @@ from .repository import Repository
 
 class Outbox(Repository):
     _claim: str | None = None  # while writing_claimed(): the claim new rows are written with
-    _written: dict | None = None
+    _written: dict[int, OutboxRow] = {}  # and the rows so written; a new dict each time
     def add(
         self,
         *,
@@ -74,7 +74,7 @@ class Outbox(Repository):
         try:
             yield self._written
         finally:
-            self._claim, self._written = None, None
+            self._claim, self._written = None, {}
 
     def get(self, row_id: int) -> OutboxRow | None:
         return self._record(
