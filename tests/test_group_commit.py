@@ -480,3 +480,14 @@ def test_groups_commit_unsynced_and_a_write_alone_synced(harness):
         with store.write():
             assert level() == 2
         store.conn.set_trace_callback(None)
+
+
+def test_a_statement_journal_stays_in_memory(harness):
+    """Every command runs in a savepoint, so SQLite keeps a statement journal for a
+    statement that changes several pages (a queued mail and its indexes); kept on disk, it
+    was a new file in /var/tmp, written and removed, for every command that mailed."""
+    from pbm.dispatch import open_server
+
+    harness.signup("alice")
+    with open_server(harness.config) as server:
+        assert server.store.conn.execute("PRAGMA temp_store").fetchone()[0] == 2  # MEMORY

@@ -122,6 +122,9 @@ class Store:
         conn = sqlite3.connect(str(path), timeout=BUSY_TIMEOUT_SECONDS, isolation_level=None)
         conn.execute("PRAGMA foreign_keys=ON")
         conn.execute("PRAGMA synchronous=FULL")
+        # The journal of a statement inside a savepoint (every command's) in memory: on
+        # disk it was a new file in /var/tmp for every command that queued a mail.
+        conn.execute("PRAGMA temp_store=MEMORY")
         store = cls(conn)
         store.leave_checkpoints_to_litestream()
         return store
