@@ -217,6 +217,15 @@ STRUCTURED = frozenset(
 
 
 def fold(name: str, value: str) -> str:
+    """One header field, folded on whitespace at FOLD_AT characters where it can be
+    (_folded); most of ours are short ASCII and fit one line as they are."""
+    if len(name) + 2 + len(value) <= FOLD_AT and len(value) <= LONGEST_PLAIN_WORD:
+        if value.isascii():
+            return f"{name}: {value}"
+    return _folded(name, value)
+
+
+def _folded(name: str, value: str) -> str:
     """One header field, folded on whitespace at FOLD_AT characters where it can be.
 
     Structured values are ASCII already (checked addresses and Message-IDs, a date, the

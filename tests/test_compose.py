@@ -197,6 +197,22 @@ def test_generated_mails_read_back_as_before(tmp_path_factory, subject, body, ex
     assert_same_mail(config, mail, "<cmd.1@example.org>")
 
 
+short_words = st.lists(
+    st.sampled_from(["a", "Lox", "Board", "101:", "<x@y>", "é", "", "x" * 30, "x" * 67]),
+    max_size=12,
+).map(" ".join)
+
+
+@settings(max_examples=EXAMPLES, deadline=None)
+@given(
+    name=st.sampled_from(["Subject", "To", "X-Pbm-Note", "List-Id", "A-Much-Longer-Header-Name"]),
+    value=st.one_of(text, short_words),
+)
+def test_a_header_that_fits_one_line_is_written_as_the_general_folding_writes_it(name, value):
+    """fold's shortcut for a short ASCII value gives what the general folding gives."""
+    assert outgoing.fold(name, value) == outgoing._folded(name, value)
+
+
 def test_the_control_pattern_is_exactly_the_unicode_control_categories():
     import sys
     import unicodedata
