@@ -38,8 +38,11 @@ class Mail:
 
 def wrap_text(text: str, width: int = LINE_WIDTH) -> str:
     """User text wrapped to the mail's line width; over-long words are broken."""
+    given = text.splitlines()
+    if max(map(len, given), default=0) <= width:  # a board mail's every line
+        return "\n".join(given)
     lines = []
-    for line in text.splitlines():
+    for line in given:
         if len(line) <= width:
             lines.append(line)
             continue
@@ -277,7 +280,7 @@ def _text_leaf(text: str, subtype: str) -> Leaf:
     else the shorter of quoted-printable and base64 on the first ten lines."""
     lines = text.encode("utf-8").splitlines()
     normal = b"\n".join(lines) + b"\n"
-    if max((len(line) for line in lines), default=0) <= FOLD_AT:
+    if max(map(len, lines), default=0) <= FOLD_AT:
         cte, payload = ("7bit" if normal.isascii() else "8bit"), normal
     else:
         sniff = b"\n".join(lines[:10]) + b"\n"

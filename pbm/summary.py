@@ -66,11 +66,14 @@ def _previewed_reason(position, finished) -> str:
     return (outcome.reason if outcome else "") or ""
 
 
+SHOWN_KINDS = {"pass": "pass", "swap": "swap"}  # plies shown by their kind, not their text
+
+
 def shown_text(game, ply, perspective, finished, auto_from) -> str:
     if ply.kind == "move" and not game.visible_moves and not finished:
         if ply.seat != perspective:
             return "..."
-    text = {"pass": "pass", "swap": "swap"}.get(ply.kind, ply.text)
+    text = SHOWN_KINDS.get(ply.kind, ply.text)
     if auto_from is not None and ply.ply >= auto_from and ply.auto:
         text += " (Auto)"
     return text
@@ -86,7 +89,7 @@ def move_lines(game, position, perspective, *, rows=None, auto_from=None, finish
     texts = [shown_text(game, p, perspective, finished, auto_from) for p in plies]
     width = max(
         13,
-        max(len(t) for t in texts) + 5,
+        max(map(len, texts)) + 5,
         max(len(n) for n in list(names) + position.holders) + 3,
     )
     # Columns hold ply (r-1)*seats + k under seat k's current holder; after a swap or an
