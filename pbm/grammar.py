@@ -175,7 +175,8 @@ class Parsed:
 def normalize(text: str) -> str:
     """Tabs and line breaks to spaces, reply and forward prefixes and list tags stripped."""
     text = re.sub(r"[\t\r\n\v\f]", " ", text or "")
-    text = "".join(c for c in text if c.isprintable())
+    if not text.isprintable():
+        text = "".join(c for c in text if c.isprintable())
     while True:
         stripped = PREFIX_RE.sub("", text, count=1)
         if stripped == text:
@@ -228,6 +229,9 @@ def extract_options(tokens, timeouts=(7, 21)):
 
 
 def _check_server_options(raw, timeouts):
+    if not raw and timeouts[0] <= timeouts[1]:
+        return {}  # no option to check (most commands): what the checks below would give
+
     def days(name, low, high, message):
         if name not in raw:
             return None
