@@ -258,6 +258,8 @@ def working_addresses(store, addresses) -> list[str]:
 def reachability_lines(store, userids) -> list[str]:
     """Board mail lines about seat holders pbm cannot mail at every address
     (docs/spec/server.md §5.9)."""
+    if not store.delivery.any_failing():
+        return []  # nobody's mail bounces, as mostly: no addresses to count
     counts = store.delivery.failing_counts(userids)
     lines = []
     for userid in dict.fromkeys(userids):
