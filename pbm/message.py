@@ -7,9 +7,9 @@ import re
 import secrets
 import textwrap
 from dataclasses import dataclass, field
-from functools import lru_cache
 from email import base64mime, quoprimime
 from email.utils import format_datetime
+from functools import lru_cache
 
 from .clock import now
 from .headers import HeaderError, checked_header, encoded_words, has_control

@@ -224,7 +224,9 @@ class MailService:
                         self._take_more(commands, tasks)
                 if self.unmarked:
                     server.store.outbox.mark_sent_many(self.unmarked, stamp(now()))
-                rows = claim_queued(server.store, written, batch.queued, now()) if self.maildir else []
+                rows = (
+                    claim_queued(server.store, written, batch.queued, now()) if self.maildir else []
+                )
                 # Read here, where the writer's connection has it at hand: a round of the
                 # robots' own connection costs a move a few hundred microseconds of CPU.
                 robots = server.store.robots.any()

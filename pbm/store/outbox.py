@@ -10,6 +10,7 @@ from .repository import Repository
 class Outbox(Repository):
     _claim: str | None = None  # while writing_claimed(): the claim new rows are written with
     _written: dict[int, OutboxRow] = {}  # and the rows so written; a new dict each time
+
     def add(
         self,
         *,
