@@ -229,9 +229,6 @@ def extract_options(tokens, timeouts=(7, 21)):
 
 
 def _check_server_options(raw, timeouts):
-    if not raw and timeouts[0] <= timeouts[1]:
-        return {}  # no option to check (most commands): what the checks below would give
-
     def days(name, low, high, message):
         if name not in raw:
             return None
