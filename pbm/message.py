@@ -135,7 +135,7 @@ def _picture_leaf(picture) -> Leaf:
         ("Content-Transfer-Encoding", "base64"),
         ("Content-Disposition", 'inline; filename="board.png"'),
         ("Content-ID", content_id),
-    ], _base64_lines(picture.png)
+    ], _picture_base64(picture.png)
 
 
 PLAIN_FILE_NAME = re.compile(r"[A-Za-z0-9._-]{1,100}")
@@ -269,9 +269,13 @@ def text_part(body: str) -> tuple[list[tuple[str, str]], bytes]:
 BASE64_LINE = 76  # characters, as the email package writes base64
 
 
-@lru_cache(maxsize=8)  # a board's picture goes to each of its players: encoded once
 def _base64_lines(data: bytes) -> bytes:
     return base64mime.body_encode(data, BASE64_LINE).encode("ascii")
+
+
+@lru_cache(maxsize=8)  # a board's picture goes to each of its players: encoded once
+def _picture_base64(png: bytes) -> bytes:
+    return _base64_lines(png)
 
 
 def _text_leaf(text: str, subtype: str) -> Leaf:
