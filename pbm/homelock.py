@@ -6,6 +6,7 @@ to be replaced."""
 
 import fcntl
 import os
+import threading
 import time
 from contextlib import contextmanager
 from pathlib import Path
@@ -26,23 +27,53 @@ def _open(home: Path) -> int | None:
         return None
 
 
+class SharedLock:
+    """The shared lock of one home, for all the mails this process handles at once: one
+    descriptor, locked when the first mail starts and closed when the last ends. `pbm
+    serve` handles sixteen mails at once, and opening the lock file for each cost its
+    readers a tenth of their time."""
+
+    def __init__(self, home: Path):
+        self.home = home
+        self.mutex = threading.Lock()
+        self.holders = 0
+        self.descriptor: int | None = None
+
+    def acquire(self):
+        with self.mutex:
+            if self.holders == 0:
+                self.descriptor = _open(self.home)
+                if self.descriptor is not None:
+                    try:
+                        fcntl.flock(self.descriptor, fcntl.LOCK_SH | fcntl.LOCK_NB)
+                    except BlockingIOError:
+                        os.close(self.descriptor)
+                        raise TransientError(
+                            "a restore is under way: mail waits until `pbm restore` ends"
+                        ) from None
+            self.holders += 1
+
+    def release(self):
+        with self.mutex:
+            self.holders -= 1
+            if self.holders == 0 and self.descriptor is not None:
+                os.close(self.descriptor)
+
+
+_shared_locks: dict[Path, SharedLock] = {}
+_shared_locks_mutex = threading.Lock()
+
+
 @contextmanager
 def handling_mail(home: Path):
     """Held while one mail is handled; refuses at once while a restore is under way."""
-    descriptor = _open(home)
-    if descriptor is None:
-        yield
-        return
+    with _shared_locks_mutex:
+        lock = _shared_locks.setdefault(Path(home), SharedLock(Path(home)))
+    lock.acquire()
     try:
-        try:
-            fcntl.flock(descriptor, fcntl.LOCK_SH | fcntl.LOCK_NB)
-        except BlockingIOError:
-            raise TransientError(
-                "a restore is under way: mail waits until `pbm restore` ends"
-            ) from None
         yield
     finally:
-        os.close(descriptor)
+        lock.release()
 
 
 @contextmanager

@@ -18,6 +18,7 @@ from click.testing import CliRunner
 import games.knightpanic
 from pbm.cli import cli
 from pbm.config import Config
+from pbm.failures import TransientError
 from pbm.homelock import handling_mail, no_mail_handled
 from pbm.store import Store
 from pbm.testing import random_game
@@ -181,6 +182,44 @@ def test_restore_waits_for_mail_being_handled_and_mail_waits_for_a_restore(tmp_p
         outcome = harness.deliver(command_mail("alice@example.org", "help"))
     assert not outcome.consumed
     assert "a restore is under way" in outcome.cause.text
+
+
+def open_descriptors() -> int:
+    return len(os.listdir("/proc/self/fd"))
+
+
+def test_mails_handled_at_once_keep_a_restore_out_until_the_last_is_done(tmp_path):
+    """`pbm serve` handles many mails at once on one descriptor of the lock file (issue 31):
+    a restore waits while any of them is handled, and none is left open after the last."""
+    home = tmp_path / "home"
+    home.mkdir()
+    before = open_descriptors()
+    started, finish = threading.Barrier(9), threading.Event()
+
+    def handle():
+        with handling_mail(home):
+            started.wait(30)
+            finish.wait(30)
+
+    mails = [threading.Thread(target=handle) for _ in range(8)]
+    for mail in mails:
+        mail.start()
+    started.wait(30)
+    assert open_descriptors() == before + 1, "one descriptor for all of them"
+    with pytest.raises(TransientError, match="mail is being handled"):
+        with no_mail_handled(home, 0):
+            pass
+    finish.set()
+    for mail in mails:
+        mail.join()
+    assert open_descriptors() == before
+    with no_mail_handled(home, 0):
+        with pytest.raises(TransientError, match="a restore is under way"):
+            with handling_mail(home):
+                pass
+        assert open_descriptors() == before + 1, "only the restore's own"
+    with handling_mail(home):
+        pass
 
 
 # -- the restore drill of the README, under load -----------------------------------------
