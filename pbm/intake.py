@@ -11,6 +11,7 @@ import os
 import sys
 import tempfile
 import time
+from contextlib import ExitStack
 from dataclasses import dataclass
 from hashlib import sha256
 from pathlib import Path
@@ -74,6 +75,42 @@ class OpenPerMail:
             return DirectServer(server).run(request, refusal, early)
 
 
+@dataclass
+class StagedMail:
+    """A mail read and its password check started, ready for its pipeline to run: the
+    half of process_message that `pbm serve` runs on a reader thread. It holds the home's
+    shared lock until `release`, after its command has run."""
+
+    request: object
+    refusal: str | None
+    early: object
+    lock: ExitStack
+
+    def release(self):
+        self.lock.close()
+
+
+def stage_message(
+    raw: bytes,
+    size: int,
+    envelope_sender: str | None,
+    pipeline,
+    config: Config,
+    envelope_recipients=None,
+) -> StagedMail | None:
+    """Read one mail and start its password check under the home's lock; None when the
+    mail must get no answer. Raises what process_message turns into a retry."""
+    request, refusal = read_message(config, raw, size, envelope_sender, envelope_recipients)
+    if request is None:
+        return None
+    with ExitStack() as lock:
+        lock.enter_context(handling_mail(config.home))
+        early = None
+        if refusal is None and request.token is None and not request.stranger:
+            early = pipeline.early_check(config, request)
+        return StagedMail(request, refusal, early, lock.pop_all())
+
+
 def process_message(
     raw: bytes,
     size: int,
@@ -90,27 +127,33 @@ def process_message(
     try:
         if config is None:
             config = Config.load(home)
-        request, refusal = read_message(config, raw, size, envelope_sender, envelope_recipients)
-        if request is None:
-            return MailOutcome(consumed=True)
         pipeline = pipeline or OpenPerMail(config)
-        with handling_mail(home):
-            early = None
-            if refusal is None and request.token is None and not request.stranger:
-                early = pipeline.early_check(config, request)
-            return MailOutcome(consumed=True, result=pipeline.run(request, refusal, early))
+        staged = stage_message(raw, size, envelope_sender, pipeline, config, envelope_recipients)
+        if staged is None:
+            return MailOutcome(consumed=True)
+        try:
+            result = pipeline.run(staged.request, staged.refusal, staged.early)
+        finally:
+            staged.release()
+        return MailOutcome(consumed=True, result=result)
     except Exception as error:
-        cause = curable_cause(error, home)
-        if cause is None:
-            # Our own bug: keep the mail for a fixed release rather than lose it.
-            log.exception("unexpected failure outside a command; the mail will be retried")
-            cause = Cause(
-                "internal:" + type(error).__name__,
-                f"unexpected {type(error).__name__}: {error}",
-                "see the traceback in log/pbm.log and report it",
-            )
-        retry_later(home, cause)
-        return MailOutcome(consumed=False, cause=cause)
+        return failed_outcome(error, home)
+
+
+def failed_outcome(error: Exception, home: Path) -> MailOutcome:
+    """The outcome of a mail whose handling raised: left with the MTA to retry, the
+    operator told."""
+    cause = curable_cause(error, home)
+    if cause is None:
+        # Our own bug: keep the mail for a fixed release rather than lose it.
+        log.error("unexpected failure outside a command; the mail will be retried", exc_info=error)
+        cause = Cause(
+            "internal:" + type(error).__name__,
+            f"unexpected {type(error).__name__}: {error}",
+            "see the traceback in log/pbm.log and report it",
+        )
+    retry_later(home, cause)
+    return MailOutcome(consumed=False, cause=cause)
 
 
 def retry_later(home: Path, cause: Cause) -> None:

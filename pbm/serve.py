@@ -1,9 +1,10 @@
 """`pbm serve`: receive mail over SMTP (aiosmtpd) and run each message through the same
-process_message as mail_handler.py. One writer thread owns the database connection and
-commits in groups: it takes every command waiting, runs each in its own savepoint with
-the same answers and mails as alone, commits them together, writes their mails into the
-Maildir's tmp/, makes commit and mails durable with one sync, renames the mails into
-new/ and only then answers each client (250, or 451 to be retried). The sent marks of a
+steps as mail_handler.py (intake's stage_message, then its command). One writer thread
+owns the database connection and commits in groups: it takes every command waiting, runs
+each in its own savepoint with the same answers and mails as alone, commits them
+together, writes their mails into the Maildir's tmp/, makes commit and mails durable with
+one sync, renames the mails into new/ and only then answers each client (250, or 451 to
+be retried). The sent marks of a
 group's mails go into the next group's commit. mail_handler.py's mail comes in the same
 way over the home's socket (pbm/handoff.py).
 
@@ -37,7 +38,7 @@ from .dispatch import open_server
 from .failures import curable_cause
 from .grammar import password_of
 from .handoff import open_handoff
-from .intake import DirectServer, process_message
+from .intake import DirectServer, failed_outcome, stage_message
 from .maildir import publish_maildir, stage_maildir, sync_together
 from .mailout import claim_queued, deliver, new_claim, retry_failed
 from .mailout import flush as flush_outbox
@@ -125,23 +126,33 @@ class MailService:
         return "250 2.1.5 OK"
 
     async def handle_DATA(self, server, session, envelope):
+        """The mail read on a reader thread, its command on the writer, and the event
+        loop woken once for each group's answers: a reader that waited for its command
+        was woken for each, and a group of eight woke eight threads."""
         raw = envelope.original_content or envelope.content
         loop = asyncio.get_running_loop()
-        # Reading and the password check run on a reader thread; the command on the writer.
-        outcome = await loop.run_in_executor(
-            self.readers,
-            lambda: process_message(
-                raw,
-                len(raw),
-                envelope.mail_from or "",
-                pipeline=self,
-                config=self.config,
-                envelope_recipients=list(envelope.rcpt_tos),
-            ),
-        )
-        if outcome.consumed:
-            return "250 2.0.0 Message accepted"
-        return "451 4.3.0 Temporary failure, please try again later"
+        try:
+            staged = await loop.run_in_executor(
+                self.readers,
+                partial(
+                    stage_message,
+                    raw,
+                    len(raw),
+                    envelope.mail_from or "",
+                    self,
+                    self.config,
+                    list(envelope.rcpt_tos),
+                ),
+            )
+            if staged is not None:
+                outcome = loop.create_future()
+                outcome.add_done_callback(partial(released, staged))
+                self.jobs.put(Command(staged.request, staged.refusal, staged.early, outcome))
+                await asyncio.shield(outcome)
+        except Exception as error:
+            await loop.run_in_executor(self.readers, failed_outcome, error, self.config.home)
+            return "451 4.3.0 Temporary failure, please try again later"
+        return "250 2.0.0 Message accepted"
 
     def early_check(self, config, request):
         """The password check, off the writer's thread."""
@@ -270,8 +281,7 @@ class MailService:
 
     def _fail(self, commands, error):
         self._count(commands)
-        for command in commands:
-            command.outcome.set_exception(error)
+        self._answer(commands, [error] * len(commands))
 
     def _release_held(self, server):
         """The mails of groups whose wait failed, once a later wait has succeeded."""
@@ -288,13 +298,24 @@ class MailService:
         delivered (as mail_handler.py answers after delivery): each client is answered,
         and the robots, if the server has any, look for boards where they are on move."""
         self._count(commands)
-        for command, outcome in zip(commands, outcomes):
-            if isinstance(outcome, Exception):
-                command.outcome.set_exception(outcome)
-            else:
-                command.outcome.set_result(outcome)
+        self._answer(commands, outcomes)
         if robots:
             self.robots.poke()  # a robot may be on move now
+
+    def _answer(self, commands, outcomes):
+        """Each command's outcome to its waiter: a thread (the handoff's) through its
+        future, the event loop (SMTP's) once for all of its commands."""
+        on_loop = []
+        for command, outcome in zip(commands, outcomes):
+            if isinstance(command.outcome, asyncio.Future):
+                on_loop.append((command.outcome, outcome))
+            else:
+                settle(command.outcome, outcome)
+        if on_loop:
+            try:
+                on_loop[0][0].get_loop().call_soon_threadsafe(settle_all, on_loop)
+            except RuntimeError:  # the listener has stopped: nobody is left to answer
+                log.debug("%d answers after the listener stopped", len(on_loop))
 
     def _deliver(self, server, mails, queued):
         """The group's mails: renamed into new/, marked sent with the next commit; over
@@ -371,12 +392,36 @@ class MailService:
             )
 
     def close(self):
-        # The readers first, while the writer still runs: a reader that was reading a mail
-        # when the listener stopped queues its command after, and waits for its answer.
+        # The readers first, while the writer still runs: a mail handed over by the pipe
+        # that was being read when the handoff stopped queues its command after, and waits
+        # for its answer. An SMTP mail being read then is not run: its client, cut off
+        # unanswered, sends it again.
         self.readers.shutdown()
         self.robots.close()
         self.call(self._stop)
         self.writer.join()
+
+
+def released(staged, outcome):
+    """The home's lock let go once the command has run, also for a client that hung up
+    (its command runs all the same: the future is shielded from its cancellation)."""
+    staged.release()
+    outcome.exception()  # retrieved: the client that hung up is told nothing
+
+
+def settle(future, outcome):
+    """A future given its outcome: a result, or the exception it carries."""
+    if future.done():  # an SMTP client that hung up: its command ran all the same
+        return
+    if isinstance(outcome, Exception):
+        future.set_exception(outcome)
+    else:
+        future.set_result(outcome)
+
+
+def settle_all(pairs):
+    for future, outcome in pairs:
+        settle(future, outcome)
 
 
 class BoundedSMTP(SMTP):

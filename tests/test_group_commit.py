@@ -7,6 +7,7 @@ client answered. A server killed at each step of that (SIGKILL, as in tests/test
 loses nothing and sends nothing twice: the client got no 250, sends the mail again, and
 the restarted server finishes what was committed."""
 
+import asyncio
 import email
 import email.policy
 import os
@@ -189,6 +190,55 @@ def test_a_group_makes_an_outbox_removed_meanwhile_again_private(harness):
         assert stat.S_IMODE((harness.home / folder).stat().st_mode) == 0o700, folder
     mode = (harness.home / "outbox" / "new" / f"{row['id']:010d}.pbm").stat().st_mode
     assert stat.S_IMODE(mode) == 0o600
+
+
+def test_a_client_that_hangs_up_still_has_its_command_run_under_the_homes_lock(harness):
+    """The event loop, not a thread per mail, waits for the commands (issue 31). A client
+    that hangs up while its command waits is told nothing, but the command runs, and the
+    home's lock (which keeps `pbm restore` out) is held until it has."""
+    from pbm.homelock import no_mail_handled
+    from pbm.serve import BoundedController
+
+    service = MailService(harness.config)
+    controller = BoundedController(
+        service, harness.config, hostname="127.0.0.1", port=free_port(), ident="pbm"
+    )
+    controller.start()
+    started, hold = threading.Event(), threading.Event()
+    try:
+        service.jobs.put(WriterJob(lambda: started.set() or hold.wait(), Future()))
+        assert started.wait(30)
+        client = smtplib.SMTP(controller.hostname, controller.port, timeout=30)
+        client.ehlo()
+        client.mail("carol@example.org")
+        client.rcpt("pbm@localhost")
+        client.putcmd("data")
+        assert client.getreply()[0] == 354
+        client.send(command_mail("carol@example.org", "signup carol secret") + b"\r\n.\r\n")
+        while service.jobs.qsize() < 1:
+            threading.Event().wait(0.01)
+        client.close()
+        sessions = harness.config.number("listen.max_sessions")
+        while controller.sessions._value != sessions:  # her session is gone
+            threading.Event().wait(0.01)
+        for _ in range(5):  # and the event loop has run what her hanging up set off
+            asyncio.run_coroutine_threadsafe(asyncio.sleep(0), controller.loop).result(30)
+        with pytest.raises(TransientError, match="mail is being handled"):
+            with no_mail_handled(harness.home, 0):
+                pass
+        hold.set()
+        with no_mail_handled(harness.home, 30):  # let go once her command has run
+            pass
+        assert service.commands == 1
+    finally:
+        hold.set()
+        controller.stop()
+        service.close()
+    store = store_of(harness.home)
+    try:
+        assert store.users.password_hash("carol") is not None, "her command ran"
+    finally:
+        store.close()
 
 
 # -- the Maildir's crash cases, in process ----------------------------------------------------
