@@ -93,8 +93,9 @@ class Number(NamedTuple):
         return f"-{self.name}=N", f"{self.help} {self.span()} (default {self.default})"
 
     def parse(self, given: str, value: str | bool, raw: RawOptions) -> Options:
-        is_number = isinstance(value, str) and OPTION_NUMBER_RE.fullmatch(value.strip())
-        number = int(value) if is_number else None
+        # Stripped before int(): strip() drops some characters (\x1f) that int() keeps.
+        text = value.strip() if isinstance(value, str) else ""
+        number = int(text) if OPTION_NUMBER_RE.fullmatch(text) else None
         if number is None and self.unit:
             raise _Refusal(f"write the number of {self.unit}, e.g. -{self.name}={self.example}")
         if number is not None and self.allows(number):
