@@ -77,9 +77,8 @@ class OpenPerMail:
 
 @dataclass
 class StagedMail:
-    """A mail read and its password check started, ready for its pipeline to run: the
-    half of process_message that `pbm serve` runs on a reader thread. It holds the home's
-    shared lock until `release`, after its command has run."""
+    """A mail read and its password check started, ready for its pipeline to run. It
+    holds the home's shared lock until `release`, after its command has run."""
 
     request: object
     refusal: str | None
@@ -88,6 +87,25 @@ class StagedMail:
 
     def release(self):
         self.lock.close()
+
+
+def read_for_command(
+    config: Config,
+    raw: bytes,
+    size: int,
+    envelope_sender: str | None,
+    envelope_recipients,
+    pipeline,
+) -> tuple | None:
+    """(request, refusal, early check) for one mail, None when it must get no answer: the
+    reading that `pbm serve` does in its reader processes (pbm/readerpool.py)."""
+    request, refusal = read_message(config, raw, size, envelope_sender, envelope_recipients)
+    if request is None:
+        return None
+    early = None
+    if refusal is None and request.token is None and not request.stranger:
+        early = pipeline.early_check(config, request)
+    return request, refusal, early
 
 
 def stage_message(
@@ -100,14 +118,12 @@ def stage_message(
 ) -> StagedMail | None:
     """Read one mail and start its password check under the home's lock; None when the
     mail must get no answer. Raises what process_message turns into a retry."""
-    request, refusal = read_message(config, raw, size, envelope_sender, envelope_recipients)
-    if request is None:
-        return None
     with ExitStack() as lock:
         lock.enter_context(handling_mail(config.home))
-        early = None
-        if refusal is None and request.token is None and not request.stranger:
-            early = pipeline.early_check(config, request)
+        read = read_for_command(config, raw, size, envelope_sender, envelope_recipients, pipeline)
+        if read is None:
+            return None
+        request, refusal, early = read
         return StagedMail(request, refusal, early, lock.pop_all())
 
 

@@ -103,6 +103,13 @@ class EarlyCheck:
         if self._verdict and self._cache is not None:
             self._cache.remember(userid, password, stored_hash)
 
+    def __getstate__(self):
+        """As a reader process sends it to `pbm serve`: the verdict, waited for; the
+        cache of checks stays with the reader."""
+        if self._thread is not None:
+            self._thread.join()
+        return {**self.__dict__, "_cache": None, "_thread": None}
+
     def verdict(self, userid: str, password: str, stored_hash: str | None) -> bool | None:
         """The verdict for exactly this check, waiting for it; None for any other."""
         if (userid, password, stored_hash) != self._checked:

@@ -26,7 +26,7 @@ import signal
 import threading
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
-from contextlib import nullcontext
+from contextlib import ExitStack, nullcontext
 from dataclasses import dataclass
 from functools import partial, wraps
 
@@ -36,22 +36,22 @@ from aiosmtpd.smtp import SMTP
 from .clock import now, stamp
 from .dispatch import open_server
 from .failures import curable_cause
-from .grammar import password_of
 from .handoff import open_handoff
-from .intake import DirectServer, failed_outcome, stage_message
+from .homelock import handling_mail
+from .intake import DirectServer, failed_outcome
 from .maildir import publish_maildir, stage_maildir, sync_together
 from .mailout import claim_queued, deliver, new_claim, retry_failed
 from .mailout import flush as flush_outbox
+from .readerpool import ReaderChecks, ReaderPool
 from .replica import ship
 from .robots.service import RobotThread
-from .security import EarlyCheck, PasswordCache, password_check_needed
-from .store import Store
 
 log = logging.getLogger("pbm.serve")
 FLUSH_EVERY_SECONDS = 60
 # Sent marks wait this long for the next group's commit before they get one of their own.
 MARK_AFTER_IDLE_SECONDS = 0.5
 PASSWORD_CHECKS_AT_ONCE = 2  # argon2: 19 MiB and a core each
+READER_PROCESSES = 2  # each reads one mail at a time, with one argon2 check at most
 # The commands that may move a message on: one of them runs even when a session has used
 # up its stalling commands, and is its last only if it moves nothing on either.
 MESSAGE_COMMANDS = ("MAIL", "RCPT", "DATA")
@@ -98,9 +98,8 @@ class MailService:
         self.readers = ThreadPoolExecutor(
             max_workers=config.number("listen.max_sessions"), thread_name_prefix="pbm-read"
         )
-        self.password_checks = threading.BoundedSemaphore(PASSWORD_CHECKS_AT_ONCE)
-        self.passwords = PasswordCache()
-        self._local = threading.local()
+        self.checks = ReaderChecks(config, parallel=PASSWORD_CHECKS_AT_ONCE)
+        self.pool = ReaderPool(config, READER_PROCESSES)
         self._opened = None
         self._server = None
         self.maildir = not config.get("smtp.host")
@@ -126,51 +125,32 @@ class MailService:
         return "250 2.1.5 OK"
 
     async def handle_DATA(self, server, session, envelope):
-        """The mail read on a reader thread, its command on the writer, and the event
-        loop woken once for each group's answers: a reader that waited for its command
-        was woken for each, and a group of eight woke eight threads."""
+        """The mail read in a reader process, its command on the writer, and the event
+        loop woken once for each group's answers."""
         raw = envelope.original_content or envelope.content
         loop = asyncio.get_running_loop()
         try:
-            staged = await loop.run_in_executor(
-                self.readers,
-                partial(
-                    stage_message,
-                    raw,
-                    len(raw),
-                    envelope.mail_from or "",
-                    self,
-                    self.config,
-                    list(envelope.rcpt_tos),
-                ),
-            )
-            if staged is not None:
-                outcome = loop.create_future()
-                outcome.add_done_callback(partial(released, staged))
-                self.jobs.put(Command(staged.request, staged.refusal, staged.early, outcome))
-                await asyncio.shield(outcome)
+            with ExitStack() as lock:
+                lock.enter_context(handling_mail(self.config.home))
+                # Shielded: a reader hung up on in the middle would answer the next mail.
+                read = await asyncio.shield(
+                    self.pool.read(raw, len(raw), envelope.mail_from or "", list(envelope.rcpt_tos))
+                )
+                if read is None:
+                    return "250 2.0.0 Message accepted"
+                held = lock.pop_all()
+            outcome = loop.create_future()
+            outcome.add_done_callback(partial(released, held))
+            self.jobs.put(Command(*read, outcome))
+            await asyncio.shield(outcome)
         except Exception as error:
             await loop.run_in_executor(self.readers, failed_outcome, error, self.config.home)
             return "451 4.3.0 Temporary failure, please try again later"
         return "250 2.0.0 Message accepted"
 
     def early_check(self, config, request):
-        """The password check, off the writer's thread."""
-        pair = password_of(request.text)
-        if pair is None:
-            return None
-        try:
-            store = self._reader_store()
-            if not password_check_needed(store, self.config, request, pair[0]):
-                return None
-            stored = store.users.password_hash(pair[0])
-        except Exception:
-            store, self._local.store = getattr(self._local, "store", None), None
-            if store is not None:  # reopened next time, like the writer's
-                store.close()
-            raise
-        with self.password_checks:
-            return EarlyCheck(*pair, stored, cache=self.passwords, background=False)
+        """The password check of a mail handed over by the pipe, on its reader thread."""
+        return self.checks.early_check(config, request)
 
     def run(self, request, refusal, early):
         """The command's Result once its group is durable; raises what made it fail."""
@@ -183,11 +163,6 @@ class MailService:
         outcome = Future()
         self.jobs.put(WriterJob(work, outcome))
         return outcome.result()
-
-    def _reader_store(self):
-        if getattr(self._local, "store", None) is None:
-            self._local.store = Store.open(self.config.db_path)
-        return self._local.store
 
     # -- the writer -------------------------------------------------------------------
 
@@ -397,15 +372,16 @@ class MailService:
         # for its answer. An SMTP mail being read then is not run: its client, cut off
         # unanswered, sends it again.
         self.readers.shutdown()
+        self.pool.close()
         self.robots.close()
         self.call(self._stop)
         self.writer.join()
 
 
-def released(staged, outcome):
+def released(lock, outcome):
     """The home's lock let go once the command has run, also for a client that hung up
     (its command runs all the same: the future is shielded from its cancellation)."""
-    staged.release()
+    lock.close()
     outcome.exception()  # retrieved: the client that hung up is told nothing
 
 

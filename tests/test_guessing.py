@@ -220,7 +220,7 @@ def test_pbm_serve_reads_the_limits_even_for_a_password_its_cache_knows(harness,
         stored = security_hash(harness, "alice")
         first = service.early_check(config, Request(text=text, sender="alice@example.org"))
         assert first.verdict("alice", "secret", stored) is True
-        assert service.passwords.known("alice", "secret", stored)
+        assert service.checks.passwords.known("alice", "secret", stored)
         for n in range(6):
             harness.refused(
                 f"knightpanic move 101 alice guess{n} c1-e5", sender=f"e{n}@example.net"

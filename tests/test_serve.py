@@ -2,6 +2,7 @@
 
 import email
 import email.policy
+import os
 import signal
 import smtplib
 import socket
@@ -118,10 +119,10 @@ def test_serve_refuses_to_start_without_a_database(project_env, tmp_path):
 
 
 def test_a_stop_while_a_mail_is_read_still_runs_its_command_once(project_env, tmp_path):
-    """SIGTERM while a reader checks a mail's password: the listener stops, and the reader
-    queues its command after. The writer waits for the readers, so pbm serve runs that
-    command and exits (it waited for ever on it, 3 runs in 10). The client had no answer
-    and sends again: the move is played once, however many times it was cut short."""
+    """SIGTERM while a reader checks a mail's password: the listener stops, and pbm serve
+    exits (it once waited for ever on such a command, 3 runs in 10), having run the command
+    or not. The client had no answer and sends again: the move is played once, however many
+    times it was cut short."""
     home = tmp_path / "home"
     runner = CliRunner()
     assert runner.invoke(cli, ["--home", str(home), "init"]).exit_code == 0
@@ -157,6 +158,44 @@ def test_a_stop_while_a_mail_is_read_still_runs_its_command_once(project_env, tm
         assert process.wait(timeout=60) == 0
     boards = [m for m in outbox(home)[before:] if m["Subject"].startswith("KnightPanic Board 101")]
     assert len(boards) == 2, [m["Subject"] for m in outbox(home)[before:]]
+
+
+def reader_processes(pid: int) -> list[int]:
+    return [
+        int(child)
+        for task in Path(f"/proc/{pid}/task").iterdir()
+        for child in (task / "children").read_text().split()
+    ]
+
+
+def test_a_reader_process_that_dies_costs_its_mail_a_retry_and_is_replaced(project_env, tmp_path):
+    """pbm serve reads mail in processes of its own (issue 31). One killed while it reads
+    leaves its mail unanswered with 451, for the client to send again; a new reader reads
+    the next one. The readers end with the server."""
+    home = tmp_path / "home"
+    runner = CliRunner()
+    assert runner.invoke(cli, ["--home", str(home), "init"]).exit_code == 0
+    (home / "pbm.ini").write_text(GENEROUS_LIMITS)
+    signup = ["--home", str(home), "--from", "alice@example.org", "signup", "alice", "secret"]
+    assert runner.invoke(cli, signup).exit_code == 0
+    process, port = start_serve(project_env, home)
+    try:
+        with smtplib.SMTP("127.0.0.1", port, timeout=60) as client:
+            client.send_message(command("help"))
+            readers = reader_processes(process.pid)
+            assert len(readers) == 1, "started at the first mail, for its sender"
+            os.kill(readers[0], signal.SIGKILL)
+            with pytest.raises(smtplib.SMTPDataError) as refused:
+                client.send_message(command("help", body="the retried one"))
+            assert refused.value.smtp_code == 451
+            before = len(outbox(home))
+            client.send_message(command("help", body="the retried one"))
+            assert len(outbox(home)) == before + 1
+            assert reader_processes(process.pid) not in ([], readers)
+    finally:
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=60) == 0
+    assert "a reader process ended" in (home / "log" / "pbm.log").read_text()
 
 
 # A child floods its parent with SIGTERM while the parent waits in short slices, so that

@@ -133,9 +133,10 @@ def _string_constants(path: Path):
 # The modules that start a program, each with an argument list and no shell: the by-mail
 # test harness a plugin's tests use hands mail to a handler in a child process, as an MTA
 # does (no module of the server imports it); and Litestream's replica is read by Litestream
-# itself (`litestream restore`), its format being Litestream's to decode, not pbm's.
+# itself (`litestream restore`), its format being Litestream's to decode, not pbm's; and
+# `pbm serve` starts its reader processes, pbm's own Python (pbm/readerpool.py).
 TEST_HARNESS = ROOT / "pbm" / "testing" / "mail.py"
-RUNS_A_PROGRAM = {TEST_HARNESS, ROOT / "pbm" / "replica.py"}
+RUNS_A_PROGRAM = {TEST_HARNESS, ROOT / "pbm" / "replica.py", ROOT / "pbm" / "readerpool.py"}
 
 
 def test_only_storage_touches_sqlite_and_nothing_runs_a_shell():
