@@ -302,7 +302,7 @@ def per_message_cost(workdir: Path, runs: int, base: Path | None = None):
     try:  # every server is stopped, whatever fails
         for name, (home, command, env) in to_serve.items():
             servers[name] = start_pipe_server(home, command, env)
-            server_cpu[name] = _cpu_seconds(servers[name].pid)
+            server_cpu[name] = _server_cpu_seconds(servers[name].pid)
         for ply, move in enumerate(script, start=1):
             userid = "white" if ply % 2 else "black"
             subject = f"{GAME} move 101 {userid} secret {move}#{ply}"
@@ -318,7 +318,7 @@ def per_message_cost(workdir: Path, runs: int, base: Path | None = None):
                     subprocess.run([interpreters[name], "-c", "pass"], check=True)
                     bare[name].append(time.perf_counter() - start)
         for name, process in servers.items():
-            server_cpu[name] = (_cpu_seconds(process.pid) - server_cpu[name]) / len(script)
+            server_cpu[name] = (_server_cpu_seconds(process.pid) - server_cpu[name]) / len(script)
     finally:
         for process in servers.values():
             process.send_signal(signal.SIGTERM)
@@ -571,13 +571,13 @@ def serve_run(workdir: Path, clients: int, plies: int, strace=None, delay_ms=0) 
             text=True,
         )
         assert sender.stdout.readline() == "warm\n"
-        warm_cpu = _cpu_seconds(server)
+        warm_cpu, warm_readers = _server_cpu_seconds(server), _readers_cpu_seconds(server)
         sender.stdin.write("go\n")
         sender.stdin.flush()
         timing, _ = sender.communicate()
         assert sender.returncode == 0
         start, end = json.loads(timing)
-        cpu = _cpu_seconds(server)
+        cpu, readers = _server_cpu_seconds(server), _readers_cpu_seconds(server)
     finally:
         os.kill(server, signal.SIGTERM)
         process.wait(timeout=120)
@@ -592,6 +592,7 @@ def serve_run(workdir: Path, clients: int, plies: int, strace=None, delay_ms=0) 
         "rate": timed / (end - start),
         "moves": timed,
         "process_cpu_ms": (cpu - warm_cpu) / timed * 1000,
+        "readers_cpu_ms": (readers - warm_readers) / timed * 1000,
         "cores": (cpu - warm_cpu) / (end - start),  # of the machine's, while timed
     }
     figures.update(_writer_line(home))
@@ -604,6 +605,21 @@ def _cpu_seconds(pid: int) -> float:
     """User and system CPU of a process so far, all its threads."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _readers_cpu_seconds(pid: int) -> float:
+    """The CPU of `pbm serve`'s reader processes (pbm/readerpool.py), its children."""
+    children = [
+        int(child)
+        for task in os.listdir(f"/proc/{pid}/task")
+        for child in Path(f"/proc/{pid}/task/{task}/children").read_text().split()
+    ]
+    return sum(_cpu_seconds(child) for child in children)
+
+
+def _server_cpu_seconds(pid: int) -> float:
+    """A server's CPU so far, its reader processes included."""
+    return _cpu_seconds(pid) + _readers_cpu_seconds(pid)
 
 
 def _child_of(pid: int) -> int:
@@ -698,7 +714,8 @@ def serve_throughput(workdir: Path, single_plies: int, clients: int, plies: int)
             f"pbm serve, {count} client{'s' if count > 1 else ''}: writer CPU a move (the run "
             "of the median ratio)",
             f"{run['cpu_ms']:.2f} ms, so at most {1000 / run['cpu_ms']:.0f} moves per second "
-            f"(the whole process: {run['process_cpu_ms']:.2f} ms a move, and it got "
+            f"(the whole server: {run['process_cpu_ms']:.2f} ms a move, "
+            f"{run['readers_cpu_ms']:.2f} of them in its reader processes; it got "
             f"{run['cores']:.2f} of a core while timed)",
             f"measured {run['rate']:.0f} per second",
             f"{run['bound_ratio']:.2f} (runs {ratios[0]:.2f} to {ratios[-1]:.2f})",
