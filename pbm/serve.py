@@ -93,8 +93,9 @@ class MailService:
         local, _, domain = config.get("server.address").lower().rpartition("@")
         self.local, self.domain = local, domain
         self.max_recipients = config.number("listen.max_recipients")
-        # One reader per session: each reads its mail and checks its password beside the
-        # writer, then waits for the writer, so every command waiting joins the next group.
+        # The pipe's mail (pbm/handoff.py) is read on these threads, one a connection,
+        # which then wait for the writer; the operator is told here of a mail left to
+        # retry, off the event loop. SMTP mail is read in the reader processes.
         self.readers = ThreadPoolExecutor(
             max_workers=config.number("listen.max_sessions"), thread_name_prefix="pbm-read"
         )
