@@ -1,6 +1,7 @@
 """Fuzzing with hypothesis: the mail parser and every game's move parser raise nothing but
 their documented refusals."""
 
+import pickle
 import random
 
 from hypothesis import HealthCheck, given, settings
@@ -9,7 +10,7 @@ from hypothesis import strategies as st
 from pbm.dispatch import open_server
 from pbm.game import MoveError
 from pbm.htmltext import html_to_text
-from pbm.intake import DirectServer, process_message
+from pbm.intake import DirectServer, process_message, read_for_command
 from pbm.mailin import body_text
 from pbm.ownwords import own_lines
 from pbm.plugins import get_games
@@ -76,6 +77,45 @@ def test_the_mail_pipeline_never_raises(harness, raw):
         outcome = process_message(raw, len(raw), None, DirectServer(server), harness.config)
     assert outcome.consumed, outcome.cause
     assert outcome.result is None or outcome.result.ok in (True, False)
+
+
+class NoEarlyCheck:
+    def early_check(self, config, request):
+        return None
+
+
+@settings(
+    max_examples=120 * STRESS_FACTOR,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
+@given(
+    raw=st.one_of(st.binary(max_size=2000), structured_mail),
+    recipients=st.lists(
+        st.sampled_from(
+            ["pbm@localhost", "pbm+bounce-1-abc@localhost", "pbm+unsubscribe-xyz@localhost"]
+        ),
+        max_size=2,
+    ),
+)
+def test_what_a_reader_process_reads_reaches_the_server_as_read(harness, raw, recipients):
+    """`pbm serve`'s reader processes send what they read as pickles (issue 31): every
+    request, refusal and service mail the reading gives crosses unchanged."""
+    read = read_for_command(harness.config, raw, len(raw), None, recipients, NoEarlyCheck())
+    assert pickle.loads(pickle.dumps(read)) == read
+
+
+def test_an_early_check_crosses_with_its_verdict_and_without_its_cache():
+    from pbm.security import EarlyCheck, PasswordCache, hash_password
+
+    stored = hash_password("right")
+    cache = PasswordCache()
+    for password, verdict in (("right", True), ("wrong", False)):
+        sent = EarlyCheck("alice", password, stored, cache=cache, background=False)
+        received = pickle.loads(pickle.dumps(sent))
+        assert received.verdict("alice", password, stored) is verdict
+        assert received.verdict("alice", "other", stored) is None
+        assert received._cache is None, "the cache of checks stays with the reader"
 
 
 @settings(max_examples=300 * STRESS_FACTOR, deadline=None)
