@@ -10,6 +10,7 @@ a mail carries is never unpickled, only read by the reader. A reader that dies (
 no frame) costs its mail a 451, and a new one is started for the next mail."""
 
 import asyncio
+import ctypes
 import logging
 import os
 import pickle
@@ -27,6 +28,7 @@ from .store import Store
 
 log = logging.getLogger("pbm.serve")
 LENGTH = struct.Struct(">I")
+PR_SET_PDEATHSIG = 1  # linux/prctl.h
 
 
 class ReaderChecks:
@@ -70,7 +72,14 @@ class Reader:
         with theirs:
             self.process = subprocess.Popen(
                 # -P: the server's working folder is not searched for modules
-                [sys.executable, "-P", "-m", "pbm.readerpool", str(theirs.fileno())],
+                [
+                    sys.executable,
+                    "-P",
+                    "-m",
+                    "pbm.readerpool",
+                    str(theirs.fileno()),
+                    str(os.getpid()),
+                ],
                 pass_fds=[theirs.fileno()],
                 env=dict(os.environ, PBM_HOME=str(home)),
             )
@@ -139,6 +148,18 @@ class ReaderPool:
         self.readers = [None] * len(self.readers)
 
 
+def die_with(server_pid: int) -> None:
+    """A reader lives no longer than its server (Linux's parent-death signal): when a kill
+    ends `pbm serve` (a lost host, as the restore drill plays it), its readers end at once
+    too, touching nothing of the home. Left to find the end of their stream, they closed
+    the database after the kill and SQLite removed its files."""
+    prctl = getattr(ctypes.CDLL(None), "prctl", None)
+    if prctl is not None:
+        prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    if os.getppid() != server_pid:  # the server was gone before the signal was set
+        os._exit(0)
+
+
 def serve_reads(connection: socket.socket) -> None:
     """A reader process: mails in, (request, refusal, early) out, until the stream ends."""
     # deferred: the reader process's own start
@@ -177,4 +198,5 @@ def _portable(error: Exception) -> Exception:
 
 
 if __name__ == "__main__":
+    die_with(int(sys.argv[2]))
     serve_reads(socket.socket(fileno=int(sys.argv[1])))

@@ -198,6 +198,64 @@ def test_a_reader_process_that_dies_costs_its_mail_a_retry_and_is_replaced(proje
     assert "a reader process ended" in (home / "log" / "pbm.log").read_text()
 
 
+def test_the_reader_processes_end_with_a_server_that_is_killed(project_env, tmp_path):
+    """A kill that ends pbm serve (a lost host) ends its readers at once too: left to find
+    the end of their stream, they closed the database after the kill, and SQLite removed
+    its files under whoever was already looking at the home (the restore drill)."""
+    home = tmp_path / "home"
+    runner = CliRunner()
+    assert runner.invoke(cli, ["--home", str(home), "init"]).exit_code == 0
+    (home / "pbm.ini").write_text(GENEROUS_LIMITS)
+    process, port = start_serve(project_env, home)
+    try:
+        with smtplib.SMTP("127.0.0.1", port, timeout=60) as client:
+            for userid in ("alice", "bob", "carol", "dave"):
+                client.send_message(command("help", sender=f"{userid}@example.org"))
+        readers = reader_processes(process.pid)
+        assert readers
+    finally:
+        process.kill()
+        process.wait(timeout=60)
+    for pid in readers:
+        deadline = time.monotonic() + 30
+        while Path(f"/proc/{pid}").exists() and "Z" not in reader_state(pid):
+            assert time.monotonic() < deadline, f"reader {pid} outlived its server"
+            time.sleep(0.01)
+
+
+# A server that starts a reader which waits on nothing the server holds, so that only the
+# parent-death signal can end it when the server is killed.
+SLEEPING_READER = """
+import os, subprocess, sys
+reader = subprocess.Popen([sys.executable, "-c",
+    "import os, sys, time; from pbm.readerpool import die_with; "
+    "die_with(int(sys.argv[1])); print(os.getpid(), flush=True); time.sleep(120)",
+    str(os.getpid())], stdout=subprocess.PIPE, text=True)
+print(reader.stdout.readline().strip(), flush=True)
+reader.wait()
+"""
+
+
+def test_a_reader_gets_the_kill_of_its_server():
+    server = subprocess.Popen(
+        [sys.executable, "-c", SLEEPING_READER], stdout=subprocess.PIPE, text=True, cwd=ROOT
+    )
+    reader = int(server.stdout.readline())
+    server.kill()
+    server.wait(timeout=60)
+    deadline = time.monotonic() + 30
+    while Path(f"/proc/{reader}").exists() and reader_state(reader) != "Z":
+        assert time.monotonic() < deadline, "the reader outlived its server by 30 s"
+        time.sleep(0.01)
+
+
+def reader_state(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except FileNotFoundError:
+        return "Z"
+
+
 # A child floods its parent with SIGTERM while the parent waits in short slices, so that
 # signals land at every point of the wait, and inside the handling of one another.
 STOP_SIGNAL_FLOOD = """
