@@ -11,7 +11,6 @@ import os
 import sys
 import tempfile
 import time
-from contextlib import ExitStack
 from dataclasses import dataclass
 from hashlib import sha256
 from pathlib import Path
@@ -75,20 +74,6 @@ class OpenPerMail:
             return DirectServer(server).run(request, refusal, early)
 
 
-@dataclass
-class StagedMail:
-    """A mail read and its password check started, ready for its pipeline to run. It
-    holds the home's shared lock until `release`, after its command has run."""
-
-    request: object
-    refusal: str | None
-    early: object
-    lock: ExitStack
-
-    def release(self):
-        self.lock.close()
-
-
 def read_for_command(
     config: Config,
     raw: bytes,
@@ -108,25 +93,6 @@ def read_for_command(
     return request, refusal, early
 
 
-def stage_message(
-    raw: bytes,
-    size: int,
-    envelope_sender: str | None,
-    pipeline,
-    config: Config,
-    envelope_recipients=None,
-) -> StagedMail | None:
-    """Read one mail and start its password check under the home's lock; None when the
-    mail must get no answer. Raises what process_message turns into a retry."""
-    with ExitStack() as lock:
-        lock.enter_context(handling_mail(config.home))
-        read = read_for_command(config, raw, size, envelope_sender, envelope_recipients, pipeline)
-        if read is None:
-            return None
-        request, refusal, early = read
-        return StagedMail(request, refusal, early, lock.pop_all())
-
-
 def process_message(
     raw: bytes,
     size: int,
@@ -144,14 +110,13 @@ def process_message(
         if config is None:
             config = Config.load(home)
         pipeline = pipeline or OpenPerMail(config)
-        staged = stage_message(raw, size, envelope_sender, pipeline, config, envelope_recipients)
-        if staged is None:
-            return MailOutcome(consumed=True)
-        try:
-            result = pipeline.run(staged.request, staged.refusal, staged.early)
-        finally:
-            staged.release()
-        return MailOutcome(consumed=True, result=result)
+        with handling_mail(home):
+            read = read_for_command(
+                config, raw, size, envelope_sender, envelope_recipients, pipeline
+            )
+            if read is None:
+                return MailOutcome(consumed=True)
+            return MailOutcome(consumed=True, result=pipeline.run(*read))
     except Exception as error:
         return failed_outcome(error, home)
 

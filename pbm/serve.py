@@ -1,5 +1,5 @@
 """`pbm serve`: receive mail over SMTP (aiosmtpd) and run each message through the same
-steps as mail_handler.py (intake's stage_message, then its command). One writer thread
+steps as mail_handler.py (intake's read_for_command, then its command). One writer thread
 owns the database connection and commits in groups: it takes every command waiting, runs
 each in its own savepoint with the same answers and mails as alone, commits them
 together, writes their mails into the Maildir's tmp/, makes commit and mails durable with
