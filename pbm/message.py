@@ -41,6 +41,11 @@ def wrap_text(text: str, width: int = LINE_WIDTH) -> str:
     given = text.splitlines()
     if max(map(len, given), default=0) <= width:  # a board mail's every line
         return "\n".join(given)
+    return wrap_each_line(given, width)
+
+
+def wrap_each_line(given: list[str], width: int) -> str:
+    """wrap_text without its shortcut: each line that does not fit, wrapped."""
     lines = []
     for line in given:
         if len(line) <= width:
@@ -222,9 +227,9 @@ STRUCTURED = frozenset(
 def fold(name: str, value: str) -> str:
     """One header field, folded on whitespace at FOLD_AT characters where it can be
     (_folded); most of ours are short ASCII and fit one line as they are."""
-    if len(name) + 2 + len(value) <= FOLD_AT and len(value) <= LONGEST_PLAIN_WORD:
-        if value.isascii():
-            return f"{name}: {value}"
+    fits = len(name) + 2 + len(value) <= FOLD_AT and len(value) <= LONGEST_PLAIN_WORD
+    if fits and value.isascii():
+        return f"{name}: {value}"
     return _folded(name, value)
 
 

@@ -213,34 +213,10 @@ def test_a_header_that_fits_one_line_is_written_as_the_general_folding_writes_it
     assert outgoing.fold(name, value) == outgoing._folded(name, value)
 
 
-def wrapped_line_by_line(text: str, width: int = outgoing.LINE_WIDTH) -> str:
-    """wrap_text as it was before its shortcut for text that needs no wrapping."""
-    import re
-    import textwrap
-
-    lines = []
-    for line in text.splitlines():
-        if len(line) <= width:
-            lines.append(line)
-            continue
-        indent = re.match(r"\s*", line).group(0)[: width // 2]
-        lines.extend(
-            textwrap.wrap(
-                line,
-                width=width,
-                subsequent_indent=indent,
-                break_long_words=True,
-                break_on_hyphens=False,
-            )
-            or [""]
-        )
-    return "\n".join(lines)
-
-
 @settings(max_examples=EXAMPLES, deadline=None)
 @given(body=st.one_of(text, short_words))
 def test_wrapping_gives_what_wrapping_line_by_line_gives(body):
-    assert wrap_text(body) == wrapped_line_by_line(body)
+    assert wrap_text(body) == outgoing.wrap_each_line(body.splitlines(), outgoing.LINE_WIDTH)
 
 
 def test_the_control_pattern_is_exactly_the_unicode_control_categories():
