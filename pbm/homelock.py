@@ -67,8 +67,9 @@ _shared_locks_mutex = threading.Lock()
 @contextmanager
 def handling_mail(home: Path):
     """Held while one mail is handled; refuses at once while a restore is under way."""
+    key = Path(home)
     with _shared_locks_mutex:
-        lock = _shared_locks.setdefault(Path(home), SharedLock(Path(home)))
+        lock = _shared_locks.get(key) or _shared_locks.setdefault(key, SharedLock(key))
     lock.acquire()
     try:
         yield
