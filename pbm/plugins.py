@@ -19,6 +19,9 @@ pm.add_hookspecs(hookspecs)
 
 _loaded = False
 _games_cache = (None, None)
+# The register_games implementations last asked, and the (game, plugin) pairs they gave: a
+# game is made once per plugin set, not again for every mail that names one.
+_registered_games: tuple[list, list] = ([], [])
 METADATA_FOLDERS = (".dist-info", ".egg-info")
 # Where load_game keeps the entry points it read (keep_entry_points_in); None: not kept.
 _entry_point_file: Path | None = None
@@ -110,12 +113,16 @@ def _distribution(plugin):
 def _registrations(load_all=True):
     """(game, plugin) for every game every plugin registers; with load_all false, only the
     plugins loaded so far."""
+    global _registered_games
     if load_all:
         load_plugins()
-    found = []
-    for impl in pm.hook.register_games.get_hookimpls():
-        impl.function(lambda game, plugin=impl.plugin: found.append((game, plugin)))
-    return found
+    impls = list(pm.hook.register_games.get_hookimpls())
+    if impls != _registered_games[0]:
+        found = []
+        for impl in impls:
+            impl.function(lambda game, plugin=impl.plugin: found.append((game, plugin)))
+        _registered_games = (impls, found)
+    return list(_registered_games[1])
 
 
 def get_games():

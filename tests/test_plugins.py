@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from pbm import hookimpl
-from pbm.plugins import PluginError, get_games, pm
+from pbm.plugins import PluginError, get_games, load_game, pm
 from tests.toygame import Tally
 
 
@@ -59,6 +59,41 @@ def test_a_bad_or_duplicate_game_stops_start_up(game, message):
     finally:
         pm.unregister(plugin)
     assert "knightpanic" in get_games()
+
+
+class Counted(TwoSeatGame):
+    name = "counted"
+    display_name = "Counted"
+    player_names = ("A", "B")
+
+
+def test_a_game_is_made_once_for_a_set_of_plugins_not_once_for_every_mail():
+    """Every mail asks for its game by name (and the pasted-password scan for every game
+    word it reads): the plugin's game object is made when the plugins change, not again."""
+    made = []
+    module = types.ModuleType("fake_counted")
+
+    @hookimpl
+    def register_games(register):
+        made.append(Counted())
+        register(made[-1])
+
+    module.register_games = register_games
+    pm.register(module, name="counted")
+    try:
+        first = load_game("counted")
+        assert load_game("counted") is first
+        assert get_games()["counted"] is first
+        assert made == [first]
+    finally:
+        pm.unregister(module)
+    assert load_game("counted") is None
+    assert "counted" not in get_games()
+    pm.register(module, name="counted")
+    try:
+        assert load_game("counted") is made[-1] is not first
+    finally:
+        pm.unregister(module)
 
 
 def test_a_game_may_not_be_named_like_a_command():
