@@ -18,10 +18,11 @@ pm = pluggy.PluginManager("pbm")
 pm.add_hookspecs(hookspecs)
 
 _loaded = False
-_games_cache = (None, None)
 # The register_games implementations last asked, and the (game, plugin) pairs they gave: a
 # game is made once per plugin set, not again for every mail that names one.
-_registered_games: tuple[list, list] = ([], [])
+_registered_games: tuple[list, tuple] = ([], ())
+# get_games' checked catalogue, with the pairs it was made from.
+_games_cache: tuple[tuple | None, dict] = (None, {})
 METADATA_FOLDERS = (".dist-info", ".egg-info")
 # Where load_game keeps the entry points it read (keep_entry_points_in); None: not kept.
 _entry_point_file: Path | None = None
@@ -121,19 +122,18 @@ def _registrations(load_all=True):
         found = []
         for impl in impls:
             impl.function(lambda game, plugin=impl.plugin: found.append((game, plugin)))
-        _registered_games = (impls, found)
-    return list(_registered_games[1])
+        _registered_games = (impls, tuple(found))
+    return _registered_games[1]
 
 
 def get_games():
     """All registered games by command name, checked against the contract."""
     global _games_cache
-    load_plugins()
-    key = tuple(id(p) for p in pm.get_plugins())
-    if _games_cache[0] == key:
+    registered = _registrations()
+    if _games_cache[0] is registered:
         return _games_cache[1]
     games, owners, displays = {}, {}, {}
-    for game, plugin in _registrations():
+    for game, plugin in registered:
         validate_game(game)
         owner = _distribution(plugin)[0]
         if game.name in games and games[game.name] is not game:
@@ -149,7 +149,7 @@ def get_games():
         owners[game.name] = owner
         displays[game.display_name.lower()] = game
     games = dict(sorted(games.items()))
-    _games_cache = (key, games)
+    _games_cache = (registered, games)
     return games
 
 
