@@ -80,16 +80,17 @@ def read_for_command(
     size: int,
     envelope_sender: str | None,
     envelope_recipients,
-    pipeline,
+    checker,
 ) -> tuple | None:
     """(request, refusal, early check) for one mail, None when it must get no answer: the
-    reading that `pbm serve` does in its reader processes (pbm/readerpool.py)."""
+    reading that `pbm serve` does in its reader processes (pbm/readerpool.py). `checker`
+    starts the early password check: a pipeline, or a reader's ReaderChecks."""
     request, refusal = read_message(config, raw, size, envelope_sender, envelope_recipients)
     if request is None:
         return None
     early = None
     if refusal is None and request.token is None and not request.stranger:
-        early = pipeline.early_check(config, request)
+        early = checker.early_check(config, request)
     return request, refusal, early
 
 

@@ -4,9 +4,8 @@ owns the database connection and commits in groups: it takes every command waiti
 each in its own savepoint with the same answers and mails as alone, commits them
 together, writes their mails into the Maildir's tmp/, makes commit and mails durable with
 one sync, renames the mails into new/ and only then answers each client (250, or 451 to
-be retried). The sent marks of a
-group's mails go into the next group's commit. mail_handler.py's mail comes in the same
-way over the home's socket (pbm/handoff.py).
+be retried). The sent marks of a group's mails go into the next group's commit.
+mail_handler.py's mail comes in the same way over the home's socket (pbm/handoff.py).
 
 Resources are bounded ([listen] in pbm.ini, docs/security.md): at most max_sessions
 connections at once (421 beyond); an idle connection is closed after idle_timeout
