@@ -62,9 +62,11 @@ stress: $(TEST_INSTALLED)
 
 BENCH_INSTALLED := $(VENV)/.installed-bench
 
-# The bench extra (open_spiel) only: make test never needs it. A machine without a wheel
-# for it still benches; bench/engines.py says the reference is missing and how to add it.
+# The bench and profile extras (open_spiel, py-spy) only: make test never needs them. A
+# machine without a wheel for open_spiel still benches; bench/engines.py says the reference
+# is missing and how to add it.
 $(BENCH_INSTALLED): $(INSTALLED)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[profile]'
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check --only-binary open_spiel -e '.[bench]' \
 		&& touch $@ || echo "open_spiel could not be installed: OpenSpiel's Hex is left out of the bench"
 

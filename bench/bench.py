@@ -6,7 +6,9 @@
    of the home (pbm/handoff.py, with the server's CPU for each). Then CPU per accepted
    move on `pbm serve`'s writer path (bench/cpu_per_move.py), text-only and with the
    board's picture in every mail, beside the least a move can cost with the design card's
-   libraries (bench/move_floor.py), and the top of its profile.
+   libraries (bench/move_floor.py), and the top of its profile. Then where that move's
+   time goes by owner, pbm's own Python against the libraries and system calls it asks
+   for, beside the same for the floor (bench/native.py, py-spy in native mode).
 2. `pbm serve` throughput of `move` mails sent over SMTP by another process, with 1 and
    with 16 clients, next to the raw rate of single SQLite commits on the same disk and to
    what the writer's CPU a move allows; the syncs a move (strace, in a run of its own: a
@@ -890,7 +892,7 @@ def main():
     parser.add_argument("--markdown")
     parser.add_argument(
         "--only",
-        help="comma-separated: pipe, cpu, serve, scaling, engines, pictures, htmlmail, web, "
+        help="comma-separated: pipe, cpu, native, serve, scaling, engines, pictures, htmlmail, web, "
         "delivery, replica, tournaments, contract",
     )
     parser.add_argument(
@@ -914,6 +916,7 @@ def main():
     from delivery import delivery
     from engines import engines, largest
     from htmlmail import html_mail
+    from native import where_cpu_goes
     from pictures import pictures
     from replica import replica_wait
     from tournaments import tournaments
@@ -926,8 +929,8 @@ def main():
         work = Path(tmp)
         wanted = (
             args.only
-            or "pipe,cpu,serve,scaling,engines,pictures,htmlmail,web,delivery,replica,tournaments,"
-            "contract"
+            or "pipe,cpu,native,serve,scaling,engines,pictures,htmlmail,web,delivery,replica,"
+            "tournaments,contract"
         )
         base = checkout(args.base, work) if args.base else None
         contract_base = base
@@ -937,6 +940,8 @@ def main():
             per_message_cost(work, 15 if args.quick else 31, base)
         if "cpu" in wanted:
             cpu_per_move(500 if args.quick else 2000, 25, base)
+        if "native" in wanted:
+            where_cpu_goes(report, interleaved, 500 if args.quick else 2000, 25)
         if "serve" in wanted:
             serve_throughput(work, 30 if args.quick else 150, 16, 5 if args.quick else 25)
         if "scaling" in wanted:
