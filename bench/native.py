@@ -27,36 +27,39 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 RATE = 250  # samples a second: native unwinding pauses the process for each
 PYTHON_FRAME = re.compile(r"\((?P<path>[^()]+\.(?:py|txt|html)|<frozen [^>]+>):\d+\)$")
-OWNERS = (
-    ("pbm's own Python (pbm/, games/, their templates)", ("pbm/", "games/", "templates/")),
-    ("SQLite (the library and the sqlite3 module)", ()),
-    ("system calls (libc: files, renames, syncs, random bytes)", ()),
-    ("the email package", ("email/",)),
-    ("Jinja2's runtime", ("jinja2/", "markupsafe/")),
-    ("the rest of the standard library and C extensions", ()),
-)
+PBM_PYTHON = "pbm's own Python (pbm/, games/, their templates)"
+SQLITE_WORK = "SQLite (the library and the sqlite3 module)"
+SYSTEM_CALLS = "system calls (libc: files, renames, syncs, random bytes)"
+REST = "the rest of the standard library and C extensions"
+# The owners of Python code, by the start of its file's path.
+PYTHON_OWNERS = {
+    PBM_PYTHON: ("pbm/", "games/", "templates/"),
+    "the email package": ("email/",),
+    "Jinja2's runtime": ("jinja2/", "markupsafe/"),
+}
+OWNERS = (PBM_PYTHON, SQLITE_WORK, SYSTEM_CALLS, *list(PYTHON_OWNERS)[1:], REST)
 # What pbm serve's writer does once for a group of commands (one command a group here, about
 # 8 under load: the serve section): the commit, the Maildir's sync, the sent marks.
 GROUP_WORK = ("Store.group (", "sync_together (", "Outbox.mark_sent_many (")
 # What pbm serve's reader processes do, off the writer's path.
 READER_WORK = "read_for_command ("
-SQLITE = ("libsqlite3", "connection.c", "cursor.c", "statement.c", "module.c", "util.c")
+SQLITE_FRAMES = ("libsqlite3", "connection.c", "cursor.c", "statement.c", "module.c", "util.c")
 
 
 def owner(frames: list[str]) -> str:
     leaf = frames[-1]
-    if any(part in leaf for part in SQLITE):
-        return OWNERS[1][0]
+    if any(part in leaf for part in SQLITE_FRAMES):
+        return SQLITE_WORK
     if "(libc.so" in leaf:
-        return OWNERS[2][0]
+        return SYSTEM_CALLS
     paths = [m["path"] for f in frames if (m := PYTHON_FRAME.search(f))]
     innermost = paths[-1] if paths else ""
     if innermost.endswith((".txt", ".html")):  # a template Jinja2 compiled: pbm's or a game's
-        return OWNERS[0][0]
-    for name, prefixes in OWNERS:
-        if prefixes and innermost.startswith(prefixes):
+        return PBM_PYTHON
+    for name, prefixes in PYTHON_OWNERS.items():
+        if innermost.startswith(prefixes):
             return name
-    return OWNERS[-1][0]
+    return REST
 
 
 def shares(raw: Path, anchor: str) -> tuple[dict, float, float, int]:
@@ -74,14 +77,14 @@ def shares(raw: Path, anchor: str) -> tuple[dict, float, float, int]:
         counts[who] += int(count)
         total += int(count)
         python = [f for f in frames if PYTHON_FRAME.search(f)]
-        if who != OWNERS[0][0] and python and python[-1].startswith(GROUP_WORK):
+        if who != PBM_PYTHON and python and python[-1].startswith(GROUP_WORK):
             shared += int(count)
-        if who != OWNERS[0][0] and READER_WORK in stack:
+        if who != PBM_PYTHON and READER_WORK in stack:
             reading += int(count)
     if not total:
         raise SystemExit(f"py-spy took no sample under {anchor}: was the script changed?")
     return (
-        {name: counts[name] / total for name, _ in OWNERS},
+        {name: counts[name] / total for name in OWNERS},
         shared / total,
         reading / total,
         total,
@@ -122,13 +125,13 @@ def where_cpu_goes(report, interleaved, moves: int, batch: int):
     pbm_ms, floor_ms = (statistics.median(figures[label]) for label in ("pbm", "floor"))
     (pbm, shared, reading, pbm_samples), (floor, _, _, floor_samples) = found["pbm"], found["floor"]
     title = "where a text-only move's time goes (bench/native.py, py-spy --native"
-    for name, _ in OWNERS:
+    for name in OWNERS:
         report(
             f"{title}, {pbm_samples} samples): {name}",
             f"{pbm[name]:.1%}, {pbm[name] * pbm_ms:.2f} ms",
             f"the floor's {floor[name]:.1%}, {floor[name] * floor_ms:.2f} ms",
         )
-    not_pbm = 1 - pbm[OWNERS[0][0]]
+    not_pbm = 1 - pbm[PBM_PYTHON]
     report(
         f"{title}): all but pbm's own Python, a group's commit, sync and sent marks shared "
         "by 8 commands as under load",
